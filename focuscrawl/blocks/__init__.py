@@ -1,0 +1,6 @@
+"""Page partition into text, link and noise blocks, with link contexts (lxml only, no Scrapy)."""
+
+from focuscrawl.blocks.model import Block, BlockKind, Link, Page
+from focuscrawl.blocks.partition import main_text, partition
+
+__all__ = ["Block", "BlockKind", "Link", "Page", "main_text", "partition"]

@@ -1,0 +1,53 @@
+"""The partitioned page: what every later stage (relevance, frontier, change, index) reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+BlockKind = Literal["text", "link", "noise"]
+
+
+@dataclass(slots=True)
+class Link:
+    """An out-link with what the frontier needs to score it."""
+
+    url: str  # absolute, fragment removed
+    anchor: str  # anchor text (or image alt / title)
+    context: str = ""  # ζ-IDOM link context: text around the anchor, bounded by a word window
+    block_id: int = -1  # id of the enclosing block (index into Page.blocks), -1 when none
+    block_kind: BlockKind = "text"
+    block_weight: float = 0.5  # how strongly the enclosing block looks like content (0..1)
+    noise: bool = False  # navigation, footer, ads, template links: marked, not dropped
+    nofollow: bool = False
+
+
+@dataclass(slots=True)
+class Block:
+    id: int
+    kind: BlockKind
+    text: str
+    weight: float  # content-likeness in [0, 1]
+    tag: str = ""
+    links: list[Link] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Page:
+    url: str
+    title: str = ""
+    blocks: list[Block] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    headings: list[str] = field(default_factory=list)
+    base_url: str = ""  # <base href> when present, else the page URL
+    error: str = ""  # why the page could not be parsed (binary, empty, …); "" when fine
+
+    @property
+    def main_text(self) -> str:
+        """The topic text: the text blocks in document order."""
+        return "\n".join(b.text for b in self.blocks if b.kind == "text" and b.text)
+
+    @property
+    def text(self) -> str:
+        """All visible text of the page, every block kind."""
+        return "\n".join(b.text for b in self.blocks if b.text)

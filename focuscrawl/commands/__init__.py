@@ -1,0 +1,1 @@
+"""Subcommands of the ``focuscrawl`` command, one module each (see :mod:`focuscrawl.cli`)."""

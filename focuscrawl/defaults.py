@@ -1,0 +1,81 @@
+"""Every ``FOCUSCRAWL_*`` setting, its default and what it does, in one place.
+
+The add-on (:mod:`focuscrawl.addon`) applies these with ``"addon"`` priority, so a project's
+``settings.py`` or ``-s NAME=VALUE`` overrides them. The README's settings table is generated
+from this module (``python -m focuscrawl.defaults``) and a test keeps the two in step.
+
+Each area of the crawler has its own section below; add a setting to the section of its area.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    name: str
+    default: Any
+    doc: str
+
+
+SETTINGS: list[Setting] = []
+
+
+def _add(name: str, default: Any, doc: str) -> None:
+    assert name.startswith("FOCUSCRAWL_"), name
+    SETTINGS.append(Setting(name, default, doc))
+
+
+# --- crawl, topic and export -------------------------------------------------------------
+_add("FOCUSCRAWL_CRAWL_LOG", "", "Path of a JSON-lines crawl log: one line per fetched response, in fetch order (`url`, `status`, `relevance`, `score`, …). Empty: off.")
+_add("FOCUSCRAWL_EXPORT_IRRELEVANT", True, "Export irrelevant pages too (marked `relevant: false`). False drops them from the export.")
+_add("FOCUSCRAWL_RELEVANCE_THRESHOLD", 0.25, "A page whose relevance is at least this is `relevant` (cosine model; learned models carry their own threshold).")
+_add("FOCUSCRAWL_STRATEGY", "sharksearch-blocks-tunnel", "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`.")
+_add("FOCUSCRAWL_MAX_PAGE_BYTES", 5 * 1024 * 1024, "Bodies larger than this are truncated before parsing (counted in `focuscrawl/skip/truncated`).")
+_add("FOCUSCRAWL_PROGRESS_INTERVAL", 60.0, "Seconds between progress log lines (pages, relevant, harvest rate); 0 turns it off.")
+_add("FOCUSCRAWL_DATA_DIR", "focuscrawl-data", "Directory for the embedded stores (change store, index) of a crawl.")
+
+# --- frontier and scheduler --------------------------------------------------------------
+_add("FOCUSCRAWL_FRONTIER", "memory", "Frontier backend: `memory` (persisted under `JOBDIR` when set) or `redis` (chosen automatically when `REDIS_URL` is set).")
+_add("FOCUSCRAWL_HOST_SLOTS", 0, "Per-host in-flight limit the scheduler respects when popping; 0 uses `CONCURRENT_REQUESTS_PER_DOMAIN`.")
+_add("FOCUSCRAWL_MAX_PAGES_PER_HOST", 0, "Cap on pages scheduled per host (trap guard); 0 means no cap.")
+_add("FOCUSCRAWL_MAX_PATH_DEPTH", 16, "URLs with more path segments than this are rejected as likely traps.")
+_add("FOCUSCRAWL_MAX_REPEATED_SEGMENTS", 3, "URLs repeating one path segment more than this many times are rejected as likely traps.")
+_add("FOCUSCRAWL_MAX_URL_LENGTH", 2048, "Longer URLs are rejected.")
+_add("FOCUSCRAWL_SHARK_DELTA", 0.5, "Shark-Search δ: decay of the inherited score.")
+_add("FOCUSCRAWL_SHARK_BETA", 0.8, "Shark-Search β: weight of the anchor score against the context score.")
+_add("FOCUSCRAWL_SHARK_GAMMA", 0.5, "Shark-Search γ: weight of the inherited score against the neighbourhood score.")
+_add("FOCUSCRAWL_TUNNEL_GREY", True, "Grey tunneling: links in relevant blocks of an irrelevant page are scored from their block.")
+_add("FOCUSCRAWL_TUNNEL_BLACK", True, "Black tunneling: follow links out of irrelevant pages up to a depth budget.")
+_add("FOCUSCRAWL_TUNNEL_MAX_DEPTH", 3, "Largest black-tunneling budget (irrelevant hops) a very relevant ancestor grants.")
+
+# --- page partition (blocks) -------------------------------------------------------------
+_add("FOCUSCRAWL_LINK_CONTEXT_LEVELS", 3, "ζ of the ζ-IDOM link context: DOM levels climbed from an anchor to its aggregation node.")
+_add("FOCUSCRAWL_LINK_CONTEXT_WORDS", 20, "Words of link context kept on either side of an anchor.")
+
+# --- relevance ---------------------------------------------------------------------------
+_add("FOCUSCRAWL_MODEL", "", "Path of a model trained with `focuscrawl train` (also `-a model=`). Empty: TF-IDF cosine to the topic.")
+
+# --- change detection and recrawl --------------------------------------------------------
+
+# --- cluster (Redis, scrapyd) ------------------------------------------------------------
+_add("FOCUSCRAWL_REDIS_URL", "", "Redis URL for the cluster frontier and change store (`REDIS_URL` works too). Empty: embedded backends.")
+
+# --- index and search --------------------------------------------------------------------
+
+
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
+
+
+def markdown_table() -> str:
+    """The README's settings table."""
+    rows = ["| setting | default | what it does |", "| --- | --- | --- |"]
+    for s in SETTINGS:
+        rows.append(f"| `{s.name}` | `{s.default!r}` | {s.doc} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

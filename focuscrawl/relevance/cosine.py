@@ -1,0 +1,97 @@
+"""TF-IDF cosine of a text to a topic profile: the baseline relevance model.
+
+The profile is the topic's keywords (weighted up) plus the text of its seed and example pages.
+Inverse document frequencies are learned from the pages the crawl has seen, so common words of
+the crawled web fade as the crawl goes on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+
+from focuscrawl.blocks.model import Page
+from focuscrawl.text import tokens
+
+KEYWORD_WEIGHT = 5.0  # a keyword counts as this many occurrences in the profile
+TITLE_WEIGHT = 3  # title words count as this many occurrences in a page vector
+
+
+class DocumentFrequencies:
+    def __init__(self) -> None:
+        self.n_docs = 0
+        self.df: Counter[str] = Counter()
+
+    def add(self, terms: Iterable[str]) -> None:
+        self.n_docs += 1
+        self.df.update(set(terms))
+
+    def idf(self, term: str) -> float:
+        return math.log((self.n_docs + 1) / (self.df.get(term, 0) + 1)) + 1.0
+
+
+class CosineModel:
+    """TF-IDF cosine to the topic profile. ``threshold`` decides ``relevant``."""
+
+    def __init__(
+        self,
+        keywords: Iterable[str] = (),
+        texts: Iterable[str] = (),
+        threshold: float = 0.25,
+        learn_idf: bool = True,
+    ) -> None:
+        self.threshold = threshold
+        self.learn_idf = learn_idf
+        self.dfs = DocumentFrequencies()
+        profile: Counter[str] = Counter()
+        for text in texts:
+            terms = tokens(text)
+            self.dfs.add(terms)
+            total = len(terms) or 1
+            for term, count in Counter(terms).items():
+                profile[term] += 10.0 * count / total  # each seed text counts for 10 occurrences
+        for keyword in keywords:
+            for term in tokens(keyword):
+                profile[term] += KEYWORD_WEIGHT
+        self.profile: dict[str, float] = dict(profile)
+        self._profile_cache: tuple[int, dict[str, float], float] | None = None
+
+    def _weighted_profile(self) -> tuple[dict[str, float], float]:
+        # the profile's IDF weights change only as the document count grows: cache per count
+        if self._profile_cache is None or self._profile_cache[0] != self.dfs.n_docs:
+            vec = {t: w * self.dfs.idf(t) for t, w in self.profile.items()}
+            norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+            self._profile_cache = (self.dfs.n_docs, vec, norm)
+        return self._profile_cache[1], self._profile_cache[2]
+
+    def score_counts(self, counts: Counter[str]) -> float:
+        if not counts or not self.profile:
+            return 0.0
+        profile, pnorm = self._weighted_profile()
+        dot = 0.0
+        sq = 0.0
+        idf = self.dfs.idf
+        for term, count in counts.items():
+            w = (1.0 + math.log(count)) * idf(term)
+            sq += w * w
+            p = profile.get(term)
+            if p is not None:
+                dot += w * p
+        return dot / (math.sqrt(sq) * pnorm) if sq else 0.0
+
+    def score_text(self, text: str) -> float:
+        return self.score_counts(Counter(tokens(text)))
+
+    def page_counts(self, page: Page) -> Counter[str]:
+        counts = Counter(tokens(page.main_text or page.text))
+        for term in tokens(page.title):
+            counts[term] += TITLE_WEIGHT
+        return counts
+
+    def score_page(self, page: Page) -> float:
+        return self.score_counts(self.page_counts(page))
+
+    def observe(self, page: Page, relevance: float) -> None:
+        if self.learn_idf:
+            self.dfs.add(tokens(page.main_text or page.text))

@@ -1,0 +1,34 @@
+"""Tokenisation shared by relevance scoring, change detection and the index (no Scrapy)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?", re.UNICODE)
+
+# A small English stop list: frequent function words that carry no topic.
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them themselves
+    then there these they this those through to too under until up very was we were what when
+    where which while who whom why will with would you your yours yourself yourselves may might
+    must shall one two also however many much among upon within without"""
+    .split()
+)
+
+
+def tokens(text: str, *, stop: frozenset[str] = STOPWORDS) -> list[str]:
+    """Lower-cased word tokens of ``text`` without stop words or one-letter words."""
+    return [
+        w
+        for w in (m.group(0).lower() for m in _WORD.finditer(text))
+        if len(w) > 1 and w not in stop
+    ]
+
+
+def join_texts(parts: Iterable[str]) -> str:
+    return " ".join(p for p in parts if p)

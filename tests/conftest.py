@@ -1,0 +1,88 @@
+"""Session fixtures: a real redis-server on a free port, the corpora path."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.corpora import corpora_dir
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """A real ``redis-server`` subprocess; ready when it says so on stdout (no polling)."""
+
+    def __init__(self, workdir: Path, appendonly: bool = False) -> None:
+        self.workdir = workdir
+        self.appendonly = appendonly
+        self.port = free_port()
+        self.proc: subprocess.Popen[str] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        exe = shutil.which("redis-server")
+        if exe is None:
+            pytest.fail("redis-server is not installed (.ci/run installs it: apt-get install redis-server)")
+        self.proc = subprocess.Popen(
+            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "yes" if self.appendonly else "no", "--dir", str(self.workdir),
+             "--loglevel", "notice", "--logfile", ""],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if "Ready to accept connections" in line:
+                return
+        raise RuntimeError(f"redis-server exited with {self.proc.wait()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+        self.proc = None
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(redis_server: RedisServer) -> str:
+    return os.environ.get("FOCUSCRAWL_TEST_REDIS_URL") or redis_server.url
+
+
+@pytest.fixture
+def redis_client(redis_url: str):  # type: ignore[no-untyped-def]
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    yield client
+    client.flushdb()
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def corpora() -> Path:
+    path = corpora_dir()
+    if path is None:
+        pytest.skip("needs ../shared/corpora (set FOCUSCRAWL_CORPORA); .ci/run sets it")
+    return path
