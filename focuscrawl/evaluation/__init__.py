@@ -1,0 +1,1 @@
+"""Local test web (synthetic and Wikispeedia), crawl metrics and the evaluation harness."""
