@@ -1,0 +1,141 @@
+"""Build a test-web site by corpus name, run it in the foreground, or as a subprocess handle.
+
+``focuscrawl testweb`` prints ONE JSON line on stdout once every address is listening::
+
+    {"port": 8123, "hosts": ["127.0.0.2", ...], "corpus": "synthetic", "seeds": {...}}
+
+:class:`TestWebProcess` starts that command as a subprocess and waits for that line (no polling).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.evaluation.server import bind_sockets, serve_forever
+from focuscrawl.evaluation.site import Site, loopback_hosts
+
+CORPORA = ("synthetic", "wikispeedia")
+DEFAULT_HOSTS = {"synthetic": 6, "wikispeedia": 8}
+
+
+def build_site(
+    corpus: str, port: int, hosts: list[str], corpora: Path | None = None, seed: int = 7
+) -> Site:
+    """The site for ``corpus`` with absolute links on ``port``."""
+    if corpus == "synthetic":
+        from focuscrawl.evaluation.synthetic import SyntheticWeb
+
+        return SyntheticWeb(hosts=hosts, port=port, seed=seed)
+    if corpus == "wikispeedia":
+        from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, WikispeediaSite
+
+        return WikispeediaSite(WikispeediaCorpus.open(corpora), hosts=hosts, port=port)
+    raise ValueError(f"unknown corpus {corpus!r}; expected one of {', '.join(CORPORA)}")
+
+
+def ready_info(corpus: str, port: int, site: Site) -> dict[str, Any]:
+    seeds = getattr(site, "seeds", {})
+    return {"port": port, "hosts": list(site.hosts), "corpus": corpus, "seeds": seeds}
+
+
+def run_foreground(
+    corpus: str,
+    port: int = 0,
+    n_hosts: int | None = None,
+    corpora: Path | None = None,
+    seed: int = 7,
+) -> None:
+    """Bind, build, print the ready line, serve until killed."""
+    hosts = loopback_hosts(n_hosts or DEFAULT_HOSTS[corpus])
+    port, socks = bind_sockets(hosts, port)
+    site = build_site(corpus, port, hosts, corpora, seed)
+
+    def ready() -> None:
+        sys.stdout.write(json.dumps(ready_info(corpus, port, site)) + "\n")
+        sys.stdout.flush()
+
+    asyncio.run(serve_forever(site, socks, ready))
+
+
+class TestWebProcess:
+    """``focuscrawl testweb`` in a subprocess; a context manager. Ready when it says so."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(
+        self,
+        corpus: str = "synthetic",
+        port: int = 0,
+        hosts: int | None = None,
+        corpora: Path | None = None,
+        seed: int = 7,
+    ) -> None:
+        self.corpus = corpus
+        self.requested_port = port
+        self.n_hosts = hosts
+        self.corpora = corpora
+        self.seed = seed
+        self.proc: subprocess.Popen[str] | None = None
+        self.info: dict[str, Any] = {}
+
+    @property
+    def port(self) -> int:
+        return int(self.info["port"])
+
+    @property
+    def hosts(self) -> list[str]:
+        return list(self.info["hosts"])
+
+    @property
+    def base_urls(self) -> list[str]:
+        return [f"http://{h}:{self.port}" for h in self.hosts]
+
+    @property
+    def seeds(self) -> dict[str, list[str]]:
+        return dict(self.info.get("seeds", {}))
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "focuscrawl.cli", "testweb", "--corpus", self.corpus]
+        cmd += ["--port", str(self.requested_port), "--seed", str(self.seed)]
+        if self.n_hosts:
+            cmd += ["--hosts", str(self.n_hosts)]
+        if self.corpora:
+            cmd += ["--corpora", str(self.corpora)]
+        return cmd
+
+    def start(self) -> TestWebProcess:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.proc = subprocess.Popen(
+            self.command(), stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # blocks until ready or exit (EOF)
+        if not line:
+            code = self.proc.wait()
+            raise RuntimeError(f"focuscrawl testweb exited with {code} before it was ready")
+        self.info = json.loads(line)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.proc = None
+
+    def __enter__(self) -> TestWebProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
