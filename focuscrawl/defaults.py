@@ -64,6 +64,9 @@ _add("FOCUSCRAWL_MODEL", "", "Path of a model trained with `focuscrawl train` (a
 _add("FOCUSCRAWL_REDIS_URL", "", "Redis URL for the cluster frontier and change store (`REDIS_URL` works too). Empty: embedded backends.")
 
 # --- index and search --------------------------------------------------------------------
+_add("FOCUSCRAWL_INDEX_ENABLED", True, "Keep a full-text index (SQLite FTS5) of the relevant pages, updated after change detection (`IndexPipeline`).")
+_add("FOCUSCRAWL_INDEX_PATH", "", "Path of the index database. Empty: `index.sqlite` in `FOCUSCRAWL_DATA_DIR`.")
+_add("FOCUSCRAWL_INDEX_COMMIT_EVERY", 200, "The index commits after this many page updates (and when the spider closes).")
 
 
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}

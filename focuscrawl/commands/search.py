@@ -1,0 +1,119 @@
+"""``focuscrawl search "query"``: ranked results from a crawl's page index."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from focuscrawl.cli import CommandError
+
+NAME = "search"
+HELP = "search the page index of a crawl (BM25 combined with topical relevance)"
+
+
+def default_index_path() -> Path:
+    """``FOCUSCRAWL_INDEX_PATH``, else ``index.sqlite`` in ``FOCUSCRAWL_DATA_DIR`` (environment)."""
+    from focuscrawl.defaults import DEFAULTS
+
+    explicit = os.environ.get("FOCUSCRAWL_INDEX_PATH")
+    if explicit:
+        return Path(explicit)
+    data_dir = os.environ.get("FOCUSCRAWL_DATA_DIR") or DEFAULTS["FOCUSCRAWL_DATA_DIR"]
+    return Path(data_dir) / "index.sqlite"
+
+
+def add_index_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--index",
+        type=Path,
+        default=None,
+        help="index database (default: FOCUSCRAWL_INDEX_PATH or FOCUSCRAWL_DATA_DIR/index.sqlite)",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query", help='words, "quoted phrases", prefix* terms')
+    add_index_arguments(parser)
+    parser.add_argument("-n", "--limit", type=int, default=10, help="results to show (default 10)")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument(
+        "--relevance-weight",
+        type=float,
+        default=None,
+        help="weight of topical relevance against BM25, 0..1 (default 0.3)",
+    )
+    parser.add_argument(
+        "--authority-weight",
+        type=float,
+        default=None,
+        help="weight of link authority, 0..1 (default 0)",
+    )
+
+
+def open_index(path: Path | None):  # type: ignore[no-untyped-def]
+    from focuscrawl.index import PageIndex
+
+    path = path or default_index_path()
+    try:
+        return PageIndex.open(path, readonly=True)
+    except FileNotFoundError as exc:
+        raise CommandError(f"{exc} (crawl first, or pass --index PATH)") from exc
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def weights_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from focuscrawl.index import RankWeights
+
+    defaults = RankWeights()
+    try:
+        return RankWeights(
+            relevance=defaults.relevance
+            if args.relevance_weight is None
+            else args.relevance_weight,
+            authority=defaults.authority
+            if args.authority_weight is None
+            else args.authority_weight,
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
+
+
+def run(args: argparse.Namespace) -> int:
+    from focuscrawl.index import QueryError
+    from focuscrawl.index.render import hit_dict, snippet_text
+
+    if args.limit < 1:
+        raise CommandError("-n must be at least 1")
+    index = open_index(args.index)
+    try:
+        result = index.search(args.query, limit=args.limit, weights=weights_from(args))
+    except QueryError as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        index.close()
+    if args.json:
+        out = {
+            "query": result.query,
+            "mode": result.mode,
+            "hits": [hit_dict(h) for h in result.hits],
+        }
+        json.dump(out, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    if not result.hits:
+        print(f"no results for {args.query!r}")
+        return 0
+    if result.mode == "or":
+        print("(no page holds every word; showing pages with any of them)")
+    bold, mark, reset = ("\x1b[1m", "\x1b[7m", "\x1b[0m") if sys.stdout.isatty() else ("", "[", "]")
+    mark_end = reset if sys.stdout.isatty() else "]"
+    for i, hit in enumerate(result.hits, 1):
+        print(f"{i:2d}. {bold}{hit.title or hit.url}{reset if bold else ''}")
+        print(f"    {hit.url}")
+        print(f"    relevance {hit.relevance:.3f}  score {hit.score:.3f}")
+        print(f"    {snippet_text(hit.snippet, mark, mark_end)}")
+    return 0

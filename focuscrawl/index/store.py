@@ -1,0 +1,333 @@
+"""The page index: SQLite FTS5 over the relevant pages of a crawl, updated page by page.
+
+One ``pages`` row per URL (metadata, relevance, authority) and one ``pages_fts`` row with the same
+rowid (title and text, ``porter unicode61`` tokens). Adding, replacing or removing a page touches
+only that page's rows and postings, so an update costs the pages changed, not the index size.
+The database runs in WAL mode: ``focuscrawl serve`` can read while a crawl writes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.index.query import Term, match_expression, parse_query
+from focuscrawl.index.rank import RankWeights, combine
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+MAX_TEXT_CHARS = 1_000_000  # longer texts are cut before indexing
+HIT_START, HIT_END = "\ue000", "\ue001"  # snippet markers (private use: stripped from page text)
+SNIPPET_TOKENS = 24
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pages (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL DEFAULT '',
+    relevance REAL NOT NULL DEFAULT 0,
+    authority REAL NOT NULL DEFAULT 0,
+    depth INTEGER NOT NULL DEFAULT 0,
+    fetched_at REAL NOT NULL DEFAULT 0,
+    indexed_at REAL NOT NULL DEFAULT 0,
+    change TEXT NOT NULL DEFAULT ''
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
+    title, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS crawls (
+    id INTEGER PRIMARY KEY,
+    started REAL NOT NULL,
+    finished REAL,
+    counts TEXT NOT NULL DEFAULT '{}'
+);
+"""
+
+_STRIP = str.maketrans({HIT_START: " ", HIT_END: " ", "\x00": " "})
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    url: str
+    title: str
+    snippet: str  # page text with HIT_START / HIT_END around matched words
+    relevance: float
+    authority: float
+    bm25: float  # FTS5 bm25(): negative, lower is a better text match
+    score: float  # combined score (rank.combine), higher is better
+    fetched_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    hits: list[Hit]
+    mode: str  # "and", or "or" when no page held every term
+
+
+class PageIndex:
+    """An FTS5 page index in one SQLite file (or ``":memory:"``)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | Path, *, readonly: bool = False) -> PageIndex:
+        path = str(path)
+        if readonly:
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"no index at {path}")
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        else:
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            conn.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+            conn.commit()
+        index = cls(conn, path)
+        index._check_schema()
+        return index
+
+    def _check_schema(self) -> None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise ValueError(f"{self.path} is not a focuscrawl index: {exc}") from exc
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            raise ValueError(
+                f"{self.path}: index schema {row and row[0]}, expected {SCHEMA_VERSION}"
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def commit(self) -> None:
+        self.conn.commit()
+
+    def __enter__(self) -> PageIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.commit()
+        self.close()
+
+    # --- updates ----------------------------------------------------------------------------
+
+    def upsert(
+        self,
+        url: str,
+        title: str,
+        text: str,
+        *,
+        relevance: float = 0.0,
+        depth: int = 0,
+        fetched_at: float = 0.0,
+        change: str = "",
+        authority: float | None = None,
+    ) -> bool:
+        """Add or replace the page at ``url``; True when it was new to the index."""
+        title = (title or "").translate(_STRIP)
+        body = (text or "")[:MAX_TEXT_CHARS].translate(_STRIP)
+        now = time.time()
+        row = self.conn.execute("SELECT id, authority FROM pages WHERE url = ?", (url,)).fetchone()
+        if row is None:
+            cur = self.conn.execute(
+                "INSERT INTO pages(url, title, relevance, authority, depth, fetched_at, indexed_at, change)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (url, title, relevance, authority or 0.0, depth, fetched_at, now, change),
+            )
+            rowid = cur.lastrowid
+        else:
+            rowid = row[0]
+            self.conn.execute(
+                "UPDATE pages SET title = ?, relevance = ?, authority = ?, depth = ?,"
+                " fetched_at = ?, indexed_at = ?, change = ? WHERE id = ?",
+                (
+                    title,
+                    relevance,
+                    row[1] if authority is None else authority,
+                    depth,
+                    fetched_at,
+                    now,
+                    change,
+                    rowid,
+                ),
+            )
+            self.conn.execute("DELETE FROM pages_fts WHERE rowid = ?", (rowid,))
+        self.conn.execute(
+            "INSERT INTO pages_fts(rowid, title, body) VALUES (?, ?, ?)", (rowid, title, body)
+        )
+        return row is None
+
+    def remove(self, url: str) -> bool:
+        """Remove the page at ``url``; True when it was in the index."""
+        row = self.conn.execute("SELECT id FROM pages WHERE url = ?", (url,)).fetchone()
+        if row is None:
+            return False
+        self.conn.execute("DELETE FROM pages_fts WHERE rowid = ?", (row[0],))
+        self.conn.execute("DELETE FROM pages WHERE id = ?", (row[0],))
+        return True
+
+    def set_authority(self, authority: Mapping[str, float]) -> int:
+        """Set the link authority of the URLs given (others keep theirs); pages updated."""
+        cur = self.conn.executemany(
+            "UPDATE pages SET authority = ? WHERE url = ?", ((a, u) for u, a in authority.items())
+        )
+        return cur.rowcount
+
+    def optimize(self) -> None:
+        """Merge FTS5 segments into one (faster queries; costs a pass over the whole index)."""
+        self.conn.execute("INSERT INTO pages_fts(pages_fts) VALUES ('optimize')")
+        self.conn.commit()
+
+    # --- crawl bookkeeping (for the dashboard) ------------------------------------------------
+
+    def begin_crawl(self) -> int:
+        cur = self.conn.execute("INSERT INTO crawls(started) VALUES (?)", (time.time(),))
+        self.conn.commit()
+        return int(cur.lastrowid or 0)
+
+    def end_crawl(self, crawl_id: int, counts: Mapping[str, int]) -> None:
+        self.conn.execute(
+            "UPDATE crawls SET finished = ?, counts = ? WHERE id = ?",
+            (time.time(), json.dumps(dict(counts), sort_keys=True), crawl_id),
+        )
+        self.conn.commit()
+
+    def crawls(self, limit: int = 10) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT id, started, finished, counts FROM crawls ORDER BY id DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [
+            {"id": r[0], "started": r[1], "finished": r[2], "counts": json.loads(r[3] or "{}")}
+            for r in rows
+        ]
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM pages").fetchone()[0])
+
+    def __contains__(self, url: object) -> bool:
+        return self.conn.execute("SELECT 1 FROM pages WHERE url = ?", (url,)).fetchone() is not None
+
+    def pages(self) -> Iterator[dict[str, Any]]:
+        """Every indexed page with its text, in index order (for exports)."""
+        cur = self.conn.execute(
+            "SELECT p.url, p.title, f.body, p.relevance, p.authority, p.depth, p.fetched_at,"
+            " p.indexed_at, p.change FROM pages p JOIN pages_fts f ON f.rowid = p.id ORDER BY p.id"
+        )
+        keys = (
+            "url",
+            "title",
+            "text",
+            "relevance",
+            "authority",
+            "depth",
+            "fetched_at",
+            "indexed_at",
+            "change",
+        )
+        for row in cur:
+            yield dict(zip(keys, row, strict=True))
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and freshness figures for the dashboard."""
+        n, rel, oldest, newest, mean_fetched = self.conn.execute(
+            "SELECT count(*), avg(relevance), min(fetched_at), max(fetched_at), avg(fetched_at)"
+            " FROM pages"
+        ).fetchone()
+        return {
+            "pages": n,
+            "mean_relevance": rel,
+            "oldest_fetch": oldest,
+            "newest_fetch": newest,
+            "mean_fetch": mean_fetched,
+        }
+
+    def candidates(
+        self, terms: list[Term], mode: str, k: int, title_weight: float
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` (rowid, bm25) text matches for ``terms``."""
+        return self.conn.execute(
+            "SELECT rowid, bm25(pages_fts, ?, 1.0) AS b FROM pages_fts WHERE pages_fts MATCH ?"
+            " ORDER BY b LIMIT ?",
+            (title_weight, match_expression(terms, mode), k),
+        ).fetchall()
+
+    def search(
+        self, query: str, limit: int = 10, weights: RankWeights | None = None
+    ) -> SearchResult:
+        """Ranked hits for a user query; :class:`~focuscrawl.index.query.QueryError` on bad input."""
+        weights = weights or RankWeights()
+        limit = max(1, min(int(limit), 1000))
+        terms = parse_query(query)
+        k = max(weights.candidates, limit)
+        mode = "and"
+        cands = self.candidates(terms, mode, k, weights.title)
+        if not cands and len(terms) > 1:
+            mode = "or"
+            cands = self.candidates(terms, mode, k, weights.title)
+        if not cands:
+            return SearchResult(query, [], mode)
+        ids = [c[0] for c in cands]
+        marks = ",".join("?" * len(ids))
+        meta = {
+            r[0]: r[1:]
+            for r in self.conn.execute(
+                f"SELECT id, url, title, relevance, authority, fetched_at FROM pages WHERE id IN ({marks})",
+                ids,
+            )
+        }
+        cands = [c for c in cands if c[0] in meta]
+        scores = combine(
+            [c[1] for c in cands],
+            [meta[c[0]][2] for c in cands],
+            [meta[c[0]][3] for c in cands],
+            weights,
+        )
+        ranked = sorted(zip(scores, cands, strict=True), key=lambda sc: -sc[0])[:limit]
+        top_ids = [c[0] for _, c in ranked]
+        snippets = self._snippets(terms, mode, top_ids)
+        hits = []
+        for score, (rowid, bm25) in ranked:
+            url, title, relevance, authority, fetched_at = meta[rowid]
+            hits.append(
+                Hit(
+                    url,
+                    title,
+                    snippets.get(rowid, ""),
+                    relevance,
+                    authority,
+                    bm25,
+                    score,
+                    fetched_at,
+                )
+            )
+        return SearchResult(query, hits, mode)
+
+    def _snippets(self, terms: list[Term], mode: str, ids: list[int]) -> dict[int, str]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.conn.execute(
+            f"SELECT rowid, snippet(pages_fts, 1, ?, ?, '…', {SNIPPET_TOKENS}) FROM pages_fts"
+            f" WHERE pages_fts MATCH ? AND rowid IN ({marks})",
+            (HIT_START, HIT_END, match_expression(terms, mode), *ids),
+        ).fetchall()
+        return {r[0]: r[1] for r in rows}
