@@ -75,7 +75,7 @@ def make_handler(site: Site) -> Callable[[web.BaseRequest], object]:
     async def handle(request: web.BaseRequest) -> web.StreamResponse:
         sockname = request.transport.get_extra_info("sockname") if request.transport else None
         host = sockname[0] if sockname else (request.host.split(":")[0])
-        path = request.path_qs
+        path = request.raw_path  # undecoded path and query: sites decode what they need
         if request.method not in ("GET", "HEAD"):
             return web.Response(status=405)
         if request.path == "/robots.txt":
