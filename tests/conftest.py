@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,16 +37,36 @@ class RedisServer:
     def start(self) -> None:
         exe = shutil.which("redis-server")
         if exe is None:
-            pytest.fail("redis-server is not installed (.ci/run installs it: apt-get install redis-server)")
+            pytest.fail(
+                "redis-server is not installed (.ci/run installs it: apt-get install redis-server)"
+            )
         self.proc = subprocess.Popen(
-            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "yes" if self.appendonly else "no", "--dir", str(self.workdir),
-             "--loglevel", "notice", "--logfile", ""],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            [
+                exe,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes" if self.appendonly else "no",
+                "--dir",
+                str(self.workdir),
+                "--loglevel",
+                "notice",
+                "--logfile",
+                "",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             if "Ready to accept connections" in line:
+                # keep draining its log so that a full pipe never blocks the server
+                threading.Thread(target=self.proc.stdout.read, daemon=True).start()
                 return
         raise RuntimeError(f"redis-server exited with {self.proc.wait()}")
 
@@ -53,6 +74,8 @@ class RedisServer:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             self.proc.wait(timeout=30)
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
         self.proc = None
 
 

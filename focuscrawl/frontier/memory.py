@@ -199,7 +199,11 @@ class MemoryFrontier:
         # stale heap entries of popped keys are dropped lazily by pop()
         logger.info(
             "frontier resumed from %s: %d queued, %d seen, %d in-flight re-queued, %d bad lines",
-            self.journal_path, len(self._queued), len(self._seen), requeued, bad,
+            self.journal_path,
+            len(self._queued),
+            len(self._seen),
+            requeued,
+            bad,
         )
 
     def _rewrite_journal(self) -> None:

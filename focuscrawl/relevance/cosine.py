@@ -57,6 +57,17 @@ class CosineModel:
         self.profile: dict[str, float] = dict(profile)
         self._profile_cache: tuple[int, dict[str, float], float] | None = None
 
+    def add_text(self, text: str) -> None:
+        """Add a seed or example page's text to the profile (each text weighs 10 occurrences)."""
+        terms = tokens(text)
+        if not terms:
+            return
+        self.dfs.add(terms)
+        total = len(terms)
+        for term, count in Counter(terms).items():
+            self.profile[term] = self.profile.get(term, 0.0) + 10.0 * count / total
+        self._profile_cache = None
+
     def _weighted_profile(self) -> tuple[dict[str, float], float]:
         # the profile's IDF weights change only as the document count grows: cache per count
         if self._profile_cache is None or self._profile_cache[0] != self.dfs.n_docs:

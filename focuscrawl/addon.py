@@ -1,0 +1,44 @@
+"""The focuscrawl Scrapy add-on: ``ADDONS = {"focuscrawl.addon.FocusCrawlAddon": 0}``.
+
+Registers the scheduler, middlewares, pipelines and extensions, and the ``FOCUSCRAWL_*``
+defaults, at ``addon`` priority so a project's settings and ``-s`` options still win.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.settings import BaseSettings
+
+from focuscrawl.defaults import DEFAULTS
+
+DOWNLOADER_MIDDLEWARES = {
+    "focuscrawl.middlewares.partition.PartitionMiddleware": 950,  # next to the spider side
+}
+ITEM_PIPELINES: dict[str, int] = {}
+EXTENSIONS = {
+    "scrapy.extensions.logstats.LogStats": None,
+    "focuscrawl.extensions.progress.HarvestLogStats": 0,
+    "focuscrawl.extensions.crawllog.CrawlLog": 10,
+}
+SCRAPY_DEFAULTS: dict[str, Any] = {
+    "SCHEDULER": "focuscrawl.frontier.scheduler.FocusScheduler",
+    "ROBOTSTXT_OBEY": True,
+    "REDIRECT_MAX_TIMES": 10,
+    "COOKIES_ENABLED": False,
+    "TELNETCONSOLE_ENABLED": False,
+    "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+}
+
+
+class FocusCrawlAddon:
+    def update_settings(self, settings: BaseSettings) -> None:
+        for name, value in {**DEFAULTS, **SCRAPY_DEFAULTS}.items():
+            settings.set(name, value, priority="addon")
+        for key, components in (
+            ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES),
+            ("ITEM_PIPELINES", ITEM_PIPELINES),
+            ("EXTENSIONS", EXTENSIONS),
+        ):
+            for path, order in components.items():
+                settings[key].set(path, order, priority="addon")

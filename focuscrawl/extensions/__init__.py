@@ -1,0 +1,1 @@
+"""Scrapy extensions: the crawl log and the progress line."""

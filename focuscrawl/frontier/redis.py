@@ -1,0 +1,295 @@
+"""The Redis frontier: one best-first frontier shared by many workers, with leases.
+
+Same semantics as :class:`~focuscrawl.frontier.memory.MemoryFrontier` (the contract suite), plus:
+
+* **Leases.** ``pop`` moves the entry to an in-flight set with a deadline (Redis server time, so
+  worker clocks do not matter); ``ack`` releases it. A lease that expires (its worker died)
+  puts the entry back in the frontier, counted in ``<prefix>:stats`` ``frontier/redelivered``.
+* **No pickle.** Entries are bytes: ``fplen fp url \\0 json``. Nothing read from Redis is executed.
+* **Compact de-duplication.** 8 bytes of the fingerprint, spread over small hashes that Redis keeps
+  as listpacks (about 10 bytes per seen URL). Optionally a Bloom filter on plain bitmaps
+  (``SETBIT``/``GETBIT``, no module) for URLs already fetched, at a configured false-positive rate.
+* **Atomic.** push, pop, ack and requeue are Lua scripts (:mod:`focuscrawl.frontier.redis_scripts`), loaded once.
+* **Redis down.** Every call retries with exponential back-off and a clear error log until
+  ``retry_timeout`` passes; scripts are idempotent enough that a retried call loses nothing.
+
+Key schema (``P`` = prefix, default ``focuscrawl:<spider>``):
+
+=======================  ======  ===========================================================
+key                      type    content
+=======================  ======  ===========================================================
+``P:hosts``              zset    one member per host with queued URLs: ``seq5 + host``, score
+                                 ``-best score`` (ties in insertion order via ``seq5``)
+``P:ht``                 hash    host → its current member in ``P:hosts``
+``P:h:<host>``           zset    the host's head: ``seq5 + entry``, score ``-score``
+``P:l:<host>:<level>``   list    entries of a lower score level (``score8 + entry``), unsorted
+``P:lv:<host>``          zset    the levels that have a list
+``P:thr``                hash    host → lowest level kept in the head
+``P:s:<bucket>``         hash    de-dup index: field = fingerprint bytes 3–8; value = packed
+                                 score (queued) or empty (seen)
+``P:bloom:<n>``          string  Bloom filter bits (only with ``bloom_error_rate``)
+``P:lease``              zset    fp8 → lease deadline (server time, seconds)
+``P:inflight``           hash    fp8 → ``hostlen host score8 entry`` of popped, unacked entries
+``P:n``                  string  number of queued URLs
+``P:seq``                string  insertion counter
+``P:meta``               hash    ``bucket_bits``, ``bloom_bits``, ``bloom_hashes`` (fixed at creation)
+``P:stats``              hash    shared counters (see :mod:`focuscrawl.cluster.stats`)
+=======================  ======  ===========================================================
+
+A host's queue keeps its best entries exactly ordered in the head zset; when the head passes
+``head_size`` entries, whole lower score levels (16-bit prefixes of the score) move out to
+lists, and come back to the head, in insertion order, when the head empties. So ordering stays
+exact while most queued entries sit in compact lists rather than in a skiplist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import struct
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_RESULTS = {r.value: r for r in PushResult}
+HOSTS_PER_PEEK = 32
+
+
+def load_scripts() -> dict[str, str]:
+    """The Lua scripts by name, each with the shared prelude in front."""
+    from focuscrawl.frontier.redis_scripts import LUA
+
+    text = LUA
+    chunks: dict[str, list[str]] = {}
+    name = ""
+    for line in text.splitlines():
+        if line.startswith("--@"):
+            name = line[3:].strip()
+            chunks[name] = []
+        elif name:
+            chunks[name].append(line)
+    prelude = "\n".join(chunks.pop("prelude"))
+    return {n: prelude + "\n" + "\n".join(body) for n, body in chunks.items()}
+
+
+def bucket_bits_for(capacity: int) -> int:
+    """Enough de-dup buckets for about 32 fingerprints each at ``capacity`` URLs (listpack-sized)."""
+    return max(4, min(28, math.ceil(math.log2(max(capacity, 16) / 32))))
+
+
+def bloom_size(capacity: int, error_rate: float) -> tuple[int, int]:
+    """(bits, hashes) of a Bloom filter holding ``capacity`` items at ``error_rate``."""
+    bits = math.ceil(-capacity * math.log(error_rate) / math.log(2) ** 2)
+    hashes = max(1, round(bits / capacity * math.log(2)))
+    return bits, hashes
+
+
+def bloom_offsets(fingerprint: bytes, bits: int, hashes: int) -> str:
+    """``key:offset`` bit positions of ``fingerprint`` (double hashing), keys of 2**31 bits."""
+    digest = hashlib.blake2b(fingerprint, digest_size=16).digest()
+    h1 = int.from_bytes(digest[:8], "big")
+    h2 = int.from_bytes(digest[8:], "big") | 1
+    out = []
+    for i in range(hashes):
+        pos = (h1 + i * h2) % bits
+        out.append(f"{pos >> 31}:{pos & 0x7FFFFFFF}")
+    return ",".join(out)
+
+
+def encode_entry(url: str, fingerprint: bytes, data: dict[str, Any]) -> bytes:
+    if not 8 <= len(fingerprint) <= 255:
+        raise ValueError(f"fingerprint must be 8 to 255 bytes, got {len(fingerprint)}")
+    body = json.dumps(data, separators=(",", ":")) if data else ""
+    return bytes([len(fingerprint)]) + fingerprint + url.encode() + b"\0" + body.encode()
+
+
+def decode_entry(rest: bytes, score: float) -> FrontierEntry:
+    n = rest[0]
+    fingerprint = rest[1 : 1 + n]
+    url, _, body = rest[1 + n :].partition(b"\0")
+    data = json.loads(body) if body else {}
+    return FrontierEntry(url=url.decode(), score=score, fingerprint=fingerprint, data=data)
+
+
+class RedisFrontier:
+    def __init__(
+        self,
+        url: str,
+        prefix: str,
+        *,
+        lease: float = 300.0,
+        capacity: int = 1_000_000,
+        bloom_error_rate: float = 0.0,
+        head_size: int = 256,
+        retry_timeout: float = 600.0,
+        requeue_interval: float = 1.0,
+    ) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.lease = lease
+        self.capacity = capacity
+        self.bloom_error_rate = bloom_error_rate
+        self.head_size = head_size
+        self.retry_timeout = retry_timeout
+        self.requeue_interval = requeue_interval
+        self.redelivered = 0
+        self._client: Any = None
+        self._scripts: dict[str, Any] = {}
+        self._bucket_bits = 0
+        self._bloom: tuple[int, int] | None = None
+        self._next_requeue = 0.0
+
+    @classmethod
+    def from_settings(cls, settings: Any, spider_name: str) -> RedisFrontier:
+        from focuscrawl.frontier.factory import redis_url
+
+        prefix = settings.get("FOCUSCRAWL_REDIS_PREFIX") or "focuscrawl:%(spider)s"
+        return cls(
+            redis_url(settings),
+            prefix % {"spider": spider_name},
+            lease=settings.getfloat("FOCUSCRAWL_REDIS_LEASE", 300.0),
+            capacity=settings.getint("FOCUSCRAWL_REDIS_CAPACITY", 1_000_000),
+            bloom_error_rate=settings.getfloat("FOCUSCRAWL_REDIS_BLOOM_ERROR_RATE", 0.0),
+            retry_timeout=settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0),
+        )
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def open(self) -> None:
+        import redis
+
+        self._client = redis.Redis.from_url(self.url)
+        self._scripts = {
+            name: self._client.register_script(src) for name, src in load_scripts().items()
+        }
+        self._retry(self._load_meta)
+        logger.info(
+            "Redis frontier %s at %s: %d queued, %d in flight",
+            self.prefix,
+            self.url,
+            len(self),
+            self.in_flight(),
+        )
+
+    def _load_meta(self) -> None:
+        meta_key = f"{self.prefix}:meta"
+        wanted = {"bucket_bits": bucket_bits_for(self.capacity)}
+        if self.bloom_error_rate > 0:
+            bits, hashes = bloom_size(self.capacity, self.bloom_error_rate)
+            wanted |= {"bloom_bits": bits, "bloom_hashes": hashes}
+        for field, value in wanted.items():
+            self._client.hsetnx(meta_key, field, value)  # the first worker fixes the layout
+        meta = {k.decode(): int(v) for k, v in self._client.hgetall(meta_key).items()}
+        self._bucket_bits = meta["bucket_bits"]
+        if "bloom_bits" in meta:
+            self._bloom = (meta["bloom_bits"], meta["bloom_hashes"])
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- queue operations -----------------------------------------------------------------
+    def push(
+        self, url: str, score: float, fingerprint: bytes, data: dict[str, Any], force: bool = False
+    ) -> PushResult:
+        score = float(score) + 0.0  # -0.0 → 0.0: packed scores are compared as bytes
+        if math.isnan(score):
+            raise ValueError(f"score of {url} is NaN")
+        rest = encode_entry(url, fingerprint, data)
+        args = [host_of(url), repr(score), rest, "1" if force else "0", self._offsets(fingerprint)]
+        result = self._run("push", args)
+        return _RESULTS[result.decode()]
+
+    def pop(self, busy: HostBusy = never_busy) -> FrontierEntry | None:
+        self.requeue_expired()
+        start = 0
+        while True:
+            members = self._retry(
+                lambda s=start: self._client.zrange(
+                    f"{self.prefix}:hosts", s, s + HOSTS_PER_PEEK - 1
+                )
+            )
+            if not members:
+                return None
+            for member in members:
+                host = member[5:].decode()
+                if busy(host):
+                    continue
+                found = self._run("pop", [host, repr(self.lease)])
+                if found:
+                    rest, score8 = found
+                    return decode_entry(rest, struct.unpack(">d", score8)[0])
+            start += len(members)
+
+    def ack(self, fingerprint: bytes) -> None:
+        self._run("ack", [fingerprint[:8], self._offsets(fingerprint)])
+
+    def seen(self, fingerprint: bytes) -> bool:
+        return bool(self._run("seen", [fingerprint[:8], self._offsets(fingerprint)]))
+
+    def __len__(self) -> int:
+        return int(self._retry(lambda: self._client.get(f"{self.prefix}:n")) or 0)
+
+    def in_flight(self) -> int:
+        return int(self._retry(lambda: self._client.zcard(f"{self.prefix}:lease")))
+
+    def requeue_expired(self, force: bool = False) -> int:
+        """Put entries whose lease expired back in the frontier (at most once a second)."""
+        now = time.monotonic()
+        if not force and now < self._next_requeue:
+            return 0
+        self._next_requeue = now + self.requeue_interval
+        n = 0
+        while True:
+            moved = int(self._run("requeue", [1000]))
+            n += moved
+            if moved < 1000:
+                break
+        if n:
+            self.redelivered += n
+            logger.warning("%d expired leases returned to the frontier (worker died?)", n)
+        return n
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _offsets(self, fingerprint: bytes) -> str:
+        if self._bloom is None:
+            return ""
+        return bloom_offsets(fingerprint[:8], *self._bloom)
+
+    def _run(self, name: str, args: list[Any]) -> Any:
+        full = [self.prefix, self._bucket_bits, self.head_size, *args]
+        return self._retry(lambda: self._scripts[name](keys=[], args=full))
+
+    def _retry(self, call: Callable[[], T]) -> T:
+        """Run ``call``; while Redis is unreachable, log and retry with exponential back-off."""
+        import redis
+
+        if self._client is None:
+            raise RuntimeError("RedisFrontier used before open()")
+        delay, waited = 0.25, 0.0
+        while True:
+            try:
+                return call()
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
+                if waited >= self.retry_timeout:
+                    logger.error(
+                        "Redis at %s still unreachable after %.0fs; giving up", self.url, waited
+                    )
+                    raise
+                logger.error(
+                    "Redis at %s unreachable (%s); retrying in %.1fs (nothing is lost: "
+                    "the frontier lives in Redis)",
+                    self.url,
+                    exc,
+                    delay,
+                )
+                time.sleep(delay)
+                waited += delay
+                delay = min(delay * 2, 10.0)

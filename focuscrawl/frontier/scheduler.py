@@ -1,0 +1,145 @@
+"""``FocusScheduler``: Scrapy's ``SCHEDULER`` over a focuscrawl frontier.
+
+Scores are floats read from ``request.meta["focuscrawl"]["score"]`` (else the request's
+integer priority). The frontier de-duplicates by request fingerprint, moves a URL up when it is
+found again with a better score, and pops around hosts whose downloader slot is full, so one
+host with many high scores neither starves the others nor stalls the crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, Spider, signals
+from scrapy.core.scheduler import BaseScheduler
+
+from focuscrawl.frontier.base import Frontier, PushResult, host_of
+from focuscrawl.frontier.factory import build_frontier
+from focuscrawl.frontier.requests import FP_META, decode, encode, score_of
+from focuscrawl.signals import request_done
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+
+class FocusScheduler(BaseScheduler):
+    def __init__(self, crawler: Crawler, host_slots: int = 0, max_pages_per_host: int = 0) -> None:
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.host_slots = host_slots
+        self.max_pages_per_host = max_pages_per_host
+        self.frontier: Frontier | None = None
+        self.spider: Spider | None = None
+        self._per_host: Counter[str] = Counter()
+        self._live: dict[bytes, Request] = {}  # requests whose fields are not JSON-able
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
+        s = crawler.settings
+        sched = cls(
+            crawler,
+            host_slots=s.getint("FOCUSCRAWL_HOST_SLOTS")
+            or s.getint("CONCURRENT_REQUESTS_PER_DOMAIN"),
+            max_pages_per_host=s.getint("FOCUSCRAWL_MAX_PAGES_PER_HOST"),
+        )
+        # acknowledged once its outcome is known: a response, or a final failure the
+        # spider's errback reports; a lease (Redis) expires for a worker that died first
+        crawler.signals.connect(sched._on_done, signals.response_received)
+        crawler.signals.connect(sched._on_done, request_done)
+        return sched
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def open(self, spider: Spider) -> None:
+        self.spider = spider
+        self.frontier = build_frontier(self.crawler.settings, spider.name)
+        self.frontier.open()
+        if len(self.frontier):
+            logger.info("Resuming crawl with %d queued URLs", len(self.frontier))
+
+    def close(self, reason: str) -> None:
+        if self.frontier is not None:
+            self.stats.set_value("focuscrawl/frontier/left", len(self.frontier))
+            self.frontier.close()
+
+    def has_pending_requests(self) -> bool:
+        return self.frontier is not None and len(self.frontier) > 0
+
+    def __len__(self) -> int:
+        return len(self.frontier) if self.frontier is not None else 0
+
+    # -- queue ----------------------------------------------------------------------------
+    def enqueue_request(self, request: Request) -> bool:
+        assert self.frontier is not None and self.spider is not None
+        parent_fp = request.meta.get(FP_META)
+        if parent_fp:
+            # a redirect or retry of a popped request: the new request replaces it
+            self.frontier.ack(bytes.fromhex(parent_fp))
+        host = host_of(request.url)
+        if self.max_pages_per_host and self._per_host[host] >= self.max_pages_per_host:
+            self.stats.inc_value("focuscrawl/frontier/rejected/host_cap")
+            return False
+        fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
+        score = score_of(request)
+        try:
+            data = encode(request, self.spider)
+            result = self.frontier.push(
+                request.url, score, fingerprint, data, force=request.dont_filter
+            )
+        except (TypeError, ValueError):
+            # not JSON-able (a callback outside the spider, objects in meta): keep it live
+            self._live[fingerprint] = request
+            result = self.frontier.push(
+                request.url, score, fingerprint, {"live": 1}, force=request.dont_filter
+            )
+            self.stats.inc_value("focuscrawl/frontier/live_requests")
+        if result is PushResult.ADDED:
+            self._per_host[host] += 1
+            self.stats.inc_value("focuscrawl/frontier/enqueued")
+            return True
+        if result is PushResult.UPGRADED:
+            self.stats.inc_value("focuscrawl/frontier/upgraded")
+            return True
+        self.stats.inc_value("focuscrawl/frontier/duplicate")
+        if "redirect_urls" in request.meta:
+            self.stats.inc_value("focuscrawl/skip/redirect_loop")
+            logger.info(
+                "Redirect loop or repeat: %s (via %s)",
+                request.url,
+                request.meta["redirect_urls"][-3:],
+            )
+        self.crawler.signals.send_catch_log(
+            signals.request_dropped, request=request, spider=self.spider
+        )
+        return False
+
+    def next_request(self) -> Request | None:
+        assert self.frontier is not None and self.spider is not None
+        entry = self.frontier.pop(self._busy)
+        if entry is None:
+            return None
+        self.stats.inc_value("focuscrawl/frontier/dequeued")
+        if entry.data.get("live"):
+            request = self._live.pop(entry.fingerprint, None)
+            if request is None:  # a live request from another process (journal or Redis)
+                self.stats.inc_value("focuscrawl/frontier/lost_live")
+                self.frontier.ack(entry.fingerprint)
+                return self.next_request()
+            request.meta[FP_META] = entry.fingerprint.hex()
+            return request
+        return decode(entry.url, entry.fingerprint, entry.data, self.spider)
+
+    def _busy(self, host: str) -> bool:
+        engine = self.crawler.engine
+        if engine is None:
+            return False
+        slot = engine.downloader.slots.get(host)
+        return slot is not None and len(slot.active) >= self.host_slots
+
+    def _on_done(self, request: Request, **kwargs: Any) -> None:
+        fp = request.meta.get(FP_META)
+        if fp and self.frontier is not None:
+            self.frontier.ack(bytes.fromhex(fp))

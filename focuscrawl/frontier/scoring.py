@@ -1,0 +1,115 @@
+"""Link scoring strategies: breadth-first, best-first and Shark-Search with link-block weights
+and tunneling. Pure functions over a partitioned page; no Scrapy import.
+
+A child's frontier state travels in its request as a small dict (:class:`LinkState`):
+its score, the inherited score (Shark-Search), the black-tunneling budget and its depth.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from focuscrawl.blocks.model import Link, Page
+
+STRATEGIES = ("bfs", "bestfirst", "sharksearch", "sharksearch-blocks", "sharksearch-blocks-tunnel")
+SEED_SCORE = 1e6  # seeds and example pages go first
+
+
+@dataclass(frozen=True, slots=True)
+class SharkParams:
+    delta: float = 0.5  # decay of the inherited score
+    beta: float = 0.8  # anchor against context
+    gamma: float = 0.5  # inherited against neighbourhood
+    block_mix: float = 0.5  # share of the block's relevance in the context score
+    noise_floor: float = 0.3  # multiplier of a link whose block weight is 0
+    grey: bool = True
+    black: bool = True
+    tunnel_max_depth: int = 3
+    tunnel_penalty: float = 0.1  # score multiplier for links past the tunneling budget
+
+
+@dataclass(slots=True)
+class ParentState:
+    url: str
+    depth: int
+    relevance: float
+    relevant: bool
+    inherited: float = 0.0  # the parent's own inherited score
+    budget: int = 0  # black-tunneling hops left after the parent
+
+
+TextScorer = Callable[[str], float]
+
+
+def tunnel_budget(relevance: float, threshold: float, max_depth: int) -> int:
+    """Budget granted by a relevant page: more hops for a more relevant ancestor."""
+    if threshold >= 1.0:
+        return max_depth
+    strength = min(1.0, max(0.0, (relevance - threshold) / (1.0 - threshold)))
+    return 1 + math.floor(strength * (max_depth - 1) + 1e-9)
+
+
+class LinkScorer:
+    """Scores the out-links of one page under one strategy."""
+
+    def __init__(
+        self, strategy: str, score_text: TextScorer, threshold: float, params: SharkParams
+    ) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; one of {', '.join(STRATEGIES)}")
+        self.strategy = strategy
+        self.score_text = score_text
+        self.threshold = threshold
+        self.p = params
+        self.blocks = strategy.startswith("sharksearch-blocks")
+        self.tunnel = strategy == "sharksearch-blocks-tunnel"
+
+    def score(self, page: Page, parent: ParentState) -> Iterator[tuple[Link, float, dict]]:
+        """Yields ``(link, score, child_state)`` for every followable link of ``page``."""
+        depth = parent.depth + 1
+        if self.strategy == "bfs":
+            for link in page.links:
+                yield link, -float(depth), {"d": depth}
+            return
+        if self.strategy == "bestfirst":
+            for link in page.links:
+                s = 0.5 * parent.relevance + 0.5 * self.score_text(link.anchor)
+                yield link, s, {"d": depth}
+            return
+        yield from self._shark(page, parent, depth)
+
+    def _shark(
+        self, page: Page, parent: ParentState, depth: int
+    ) -> Iterator[tuple[Link, float, dict]]:
+        p = self.p
+        block_rel: dict[int, float] = {}
+        if self.blocks:
+            for block in page.blocks:
+                block_rel[block.id] = self.score_text(block.text) if block.kind != "noise" else 0.0
+        inherited_page = p.delta * (parent.relevance if parent.relevant else parent.inherited)
+        budget = parent.budget
+        if self.tunnel and p.black:
+            budget = (
+                tunnel_budget(parent.relevance, self.threshold, p.tunnel_max_depth)
+                if parent.relevant
+                else parent.budget - 1
+            )
+        for link in page.links:
+            inherited = inherited_page
+            b_rel = block_rel.get(link.block_id, 0.0)
+            if self.tunnel and p.grey and not parent.relevant and b_rel >= self.threshold:
+                inherited = p.delta * b_rel  # grey tunneling: the block speaks for its links
+            anchor = self.score_text(link.anchor) if link.anchor else 0.0
+            context = self.score_text(link.context) if link.context else 0.0
+            if self.blocks:
+                context = (1 - p.block_mix) * context + p.block_mix * b_rel
+                neighbourhood = p.beta * anchor + (1 - p.beta) * context
+                neighbourhood *= p.noise_floor + (1 - p.noise_floor) * link.block_weight
+            else:
+                neighbourhood = p.beta * anchor + (1 - p.beta) * context
+            score = p.gamma * inherited + (1 - p.gamma) * neighbourhood
+            if self.tunnel and p.black and budget < 0:
+                score *= p.tunnel_penalty
+            yield link, score, {"d": depth, "inh": round(inherited, 6), "tb": budget}

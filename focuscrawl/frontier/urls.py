@@ -1,0 +1,67 @@
+"""URL hygiene for the frontier: normalisation and crawler-trap guards (no Scrapy)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+SESSION_PARAMS = frozenset(
+    {
+        "jsessionid",
+        "phpsessid",
+        "sid",
+        "sessionid",
+        "session_id",
+        "aspsessionid",
+        "cfid",
+        "cftoken",
+        "utm_source",
+        "utm_medium",
+        "utm_campaign",
+        "utm_term",
+        "utm_content",
+    }
+)
+_PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class TrapLimits:
+    max_length: int = 2048
+    max_path_depth: int = 16
+    max_repeated_segments: int = 3
+
+
+def normalize(url: str) -> str:
+    """Drop the fragment and session/tracking parameters; lower-case scheme and host."""
+    parts = urlsplit(url)
+    query = parts.query
+    if query:
+        kept = [
+            (k, v)
+            for k, v in parse_qsl(query, keep_blank_values=True)
+            if k.lower() not in SESSION_PARAMS
+        ]
+        query = urlencode(kept)
+    path = _PATH_SESSION.sub("", parts.path) if ";" in parts.path else parts.path
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path or "/", query, ""))
+
+
+def trap_reason(url: str, limits: TrapLimits) -> str | None:
+    """Why ``url`` looks like a crawler trap or is unusable, or None when it is fine."""
+    if len(url) > limits.max_length:
+        return "too_long"
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "malformed"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "scheme"
+    segments = [s for s in parts.path.split("/") if s]
+    if len(segments) > limits.max_path_depth:
+        return "path_depth"
+    if segments and max(Counter(segments).values()) > limits.max_repeated_segments:
+        return "repeated_segment"
+    return None

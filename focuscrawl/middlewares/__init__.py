@@ -1,0 +1,1 @@
+"""Scrapy downloader middlewares: page partition, conditional GET."""

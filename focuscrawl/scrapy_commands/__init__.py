@@ -1,0 +1,1 @@
+"""Scrapy commands of the focuscrawl project (``COMMANDS_MODULE``)."""

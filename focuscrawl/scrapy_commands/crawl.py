@@ -1,0 +1,27 @@
+"""``scrapy crawl``, checking the topical spider's arguments first.
+
+A bad topic (a phrase without seeds, a malformed or missing topic file) ends with one error line
+and exit status 2, instead of a traceback from inside the reactor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scrapy.commands.crawl import Command as ScrapyCrawl
+
+from focuscrawl.topic import TopicError, load_topic
+
+
+class Command(ScrapyCrawl):
+    def run(self, args: list[str], opts: argparse.Namespace) -> None:
+        if args and args[0].startswith("topical"):
+            spargs = opts.spargs
+            try:
+                load_topic(spargs.get("topic"), spargs.get("seeds"))
+            except TopicError as exc:
+                print(f"scrapy crawl {args[0]}: error: {exc}", file=sys.stderr)
+                self.exitcode = 2
+                return
+        super().run(args, opts)

@@ -1,0 +1,1 @@
+"""focuscrawl's spiders: ``topical`` (and its Redis-fed variant)."""

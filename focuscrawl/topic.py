@@ -1,0 +1,103 @@
+"""A crawl's topic: a phrase, or a TOML file with keywords, seeds and example pages."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+
+class TopicError(ValueError):
+    """The topic cannot be used; the message is one line for the user."""
+
+
+@dataclass
+class Topic:
+    name: str
+    keywords: list[str]
+    seeds: list[str]
+    examples: list[str] = field(default_factory=list)  # URLs or local HTML files
+    negatives: list[str] = field(default_factory=list)
+    source: str = ""  # the file it came from, "" for a phrase
+
+    def example_files(self) -> list[Path]:
+        return [Path(e) for e in self.examples if not _is_url(e)]
+
+    def example_urls(self) -> list[str]:
+        return [e for e in self.examples if _is_url(e)]
+
+
+def _is_url(text: str) -> bool:
+    parts = urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _str_list(data: dict[str, object], key: str, where: str) -> list[str]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TopicError(f"{where}: '{key}' must be a list of strings")
+    return [v.strip() for v in value if v.strip()]
+
+
+def parse_seeds(text: str | None) -> list[str]:
+    return [s.strip() for s in (text or "").split(",") if s.strip()]
+
+
+def load_topic(spec: str | None, seeds: str | None = None) -> Topic:
+    """``spec`` is a phrase or a path to a ``.toml`` file; ``seeds`` ("URL,URL") overrides the
+    file's seeds, or adds to them when it starts with ``+``."""
+    if not spec or not spec.strip():
+        raise TopicError("no topic: pass -a topic='a phrase' or -a topic=path/to/topic.toml")
+    spec = spec.strip()
+    path = Path(spec)
+    if spec.endswith(".toml") or path.is_file():
+        topic = _load_file(path)
+    else:
+        topic = Topic(name=spec, keywords=[spec], seeds=[])
+    if seeds:
+        extra = parse_seeds(seeds.lstrip("+"))
+        topic.seeds = topic.seeds + extra if seeds.startswith("+") else extra
+    bad = [s for s in topic.seeds if not _is_url(s)]
+    if bad:
+        raise TopicError(f"seed is not an http(s) URL: {bad[0]!r}")
+    if not topic.seeds:
+        raise TopicError(
+            f"topic {topic.name!r} has no seeds: add `seeds = [...]` to the topic file "
+            "or pass -a seeds=URL,URL"
+        )
+    return topic
+
+
+def _load_file(path: Path) -> Topic:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TopicError(f"topic file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TopicError(f"cannot read topic file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise TopicError(f"malformed topic file {path}: {exc}") from None
+    where = str(path)
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not name.strip():
+        raise TopicError(f"{where}: 'name' must be a non-empty string")
+    keywords = _str_list(data, "keywords", where)
+    if not keywords:
+        keywords = [name]
+    topic = Topic(
+        name=name.strip(),
+        keywords=keywords,
+        seeds=_str_list(data, "seeds", where),
+        examples=[_resolve(e, path) for e in _str_list(data, "examples", where)],
+        negatives=[_resolve(e, path) for e in _str_list(data, "negatives", where)],
+        source=str(path),
+    )
+    return topic
+
+
+def _resolve(entry: str, topic_file: Path) -> str:
+    """Local example files are relative to the topic file."""
+    if _is_url(entry):
+        return entry
+    return str((topic_file.parent / entry).resolve())
