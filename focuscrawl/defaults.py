@@ -29,44 +29,161 @@ def _add(name: str, default: Any, doc: str) -> None:
 
 
 # --- crawl, topic and export -------------------------------------------------------------
-_add("FOCUSCRAWL_CRAWL_LOG", "", "Path of a JSON-lines crawl log: one line per fetched response, in fetch order (`url`, `status`, `relevance`, `score`, …). Empty: off.")
-_add("FOCUSCRAWL_EXPORT_IRRELEVANT", True, "Export irrelevant pages too (marked `relevant: false`). False drops them from the export.")
-_add("FOCUSCRAWL_RELEVANCE_THRESHOLD", 0.25, "A page whose relevance is at least this is `relevant` (cosine model; learned models carry their own threshold).")
-_add("FOCUSCRAWL_STRATEGY", "sharksearch-blocks-tunnel", "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`.")
-_add("FOCUSCRAWL_MAX_PAGE_BYTES", 5 * 1024 * 1024, "Bodies larger than this are truncated before parsing (counted in `focuscrawl/skip/truncated`).")
-_add("FOCUSCRAWL_PROGRESS_INTERVAL", 60.0, "Seconds between progress log lines (pages, relevant, harvest rate); 0 turns it off.")
-_add("FOCUSCRAWL_DATA_DIR", "focuscrawl-data", "Directory for the embedded stores (change store, index) of a crawl.")
+_add(
+    "FOCUSCRAWL_CRAWL_LOG",
+    "",
+    "Path of a JSON-lines crawl log: one line per fetched response, in fetch order (`url`, `status`, `relevance`, `score`, …). Empty: off.",
+)
+_add(
+    "FOCUSCRAWL_EXPORT_IRRELEVANT",
+    True,
+    "Export irrelevant pages too (marked `relevant: false`). False drops them from the export.",
+)
+_add(
+    "FOCUSCRAWL_RELEVANCE_THRESHOLD",
+    0.25,
+    "A page whose relevance is at least this is `relevant` (cosine model; learned models carry their own threshold).",
+)
+_add(
+    "FOCUSCRAWL_STRATEGY",
+    "sharksearch-blocks-tunnel",
+    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`.",
+)
+_add(
+    "FOCUSCRAWL_MAX_PAGE_BYTES",
+    5 * 1024 * 1024,
+    "Bodies larger than this are truncated before parsing (counted in `focuscrawl/skip/truncated`).",
+)
+_add(
+    "FOCUSCRAWL_PROGRESS_INTERVAL",
+    60.0,
+    "Seconds between progress log lines (pages, relevant, harvest rate); 0 turns it off.",
+)
+_add(
+    "FOCUSCRAWL_DATA_DIR",
+    "focuscrawl-data",
+    "Directory for the embedded stores (change store, index) of a crawl.",
+)
 
 # --- frontier and scheduler --------------------------------------------------------------
-_add("FOCUSCRAWL_FRONTIER", "memory", "Frontier backend: `memory` (persisted under `JOBDIR` when set) or `redis` (chosen automatically when `REDIS_URL` is set).")
-_add("FOCUSCRAWL_HOST_SLOTS", 0, "Per-host in-flight limit the scheduler respects when popping; 0 uses `CONCURRENT_REQUESTS_PER_DOMAIN`.")
-_add("FOCUSCRAWL_MAX_PAGES_PER_HOST", 0, "Cap on pages scheduled per host (trap guard); 0 means no cap.")
-_add("FOCUSCRAWL_MAX_PATH_DEPTH", 16, "URLs with more path segments than this are rejected as likely traps.")
-_add("FOCUSCRAWL_MAX_REPEATED_SEGMENTS", 3, "URLs repeating one path segment more than this many times are rejected as likely traps.")
+_add(
+    "FOCUSCRAWL_FRONTIER",
+    "memory",
+    "Frontier backend: `memory` (persisted under `JOBDIR` when set) or `redis` (chosen automatically when `REDIS_URL` is set).",
+)
+_add(
+    "FOCUSCRAWL_HOST_SLOTS",
+    0,
+    "Per-host in-flight limit the scheduler respects when popping; 0 uses `CONCURRENT_REQUESTS_PER_DOMAIN`.",
+)
+_add(
+    "FOCUSCRAWL_MAX_PAGES_PER_HOST",
+    0,
+    "Cap on pages scheduled per host (trap guard); 0 means no cap.",
+)
+_add(
+    "FOCUSCRAWL_MAX_PATH_DEPTH",
+    16,
+    "URLs with more path segments than this are rejected as likely traps.",
+)
+_add(
+    "FOCUSCRAWL_MAX_REPEATED_SEGMENTS",
+    3,
+    "URLs repeating one path segment more than this many times are rejected as likely traps.",
+)
 _add("FOCUSCRAWL_MAX_URL_LENGTH", 2048, "Longer URLs are rejected.")
 _add("FOCUSCRAWL_SHARK_DELTA", 0.5, "Shark-Search δ: decay of the inherited score.")
-_add("FOCUSCRAWL_SHARK_BETA", 0.8, "Shark-Search β: weight of the anchor score against the context score.")
-_add("FOCUSCRAWL_SHARK_GAMMA", 0.5, "Shark-Search γ: weight of the inherited score against the neighbourhood score.")
-_add("FOCUSCRAWL_TUNNEL_GREY", True, "Grey tunneling: links in relevant blocks of an irrelevant page are scored from their block.")
-_add("FOCUSCRAWL_TUNNEL_BLACK", True, "Black tunneling: follow links out of irrelevant pages up to a depth budget.")
-_add("FOCUSCRAWL_TUNNEL_MAX_DEPTH", 3, "Largest black-tunneling budget (irrelevant hops) a very relevant ancestor grants.")
+_add(
+    "FOCUSCRAWL_SHARK_BETA",
+    0.8,
+    "Shark-Search β: weight of the anchor score against the context score.",
+)
+_add(
+    "FOCUSCRAWL_SHARK_GAMMA",
+    0.5,
+    "Shark-Search γ: weight of the inherited score against the neighbourhood score.",
+)
+_add(
+    "FOCUSCRAWL_TUNNEL_GREY",
+    True,
+    "Grey tunneling: links in relevant blocks of an irrelevant page are scored from their block.",
+)
+_add(
+    "FOCUSCRAWL_TUNNEL_BLACK",
+    True,
+    "Black tunneling: follow links out of irrelevant pages up to a depth budget.",
+)
+_add(
+    "FOCUSCRAWL_TUNNEL_MAX_DEPTH",
+    3,
+    "Largest black-tunneling budget (irrelevant hops) a very relevant ancestor grants.",
+)
 
 # --- page partition (blocks) -------------------------------------------------------------
-_add("FOCUSCRAWL_LINK_CONTEXT_LEVELS", 3, "ζ of the ζ-IDOM link context: DOM levels climbed from an anchor to its aggregation node.")
+_add(
+    "FOCUSCRAWL_LINK_CONTEXT_LEVELS",
+    3,
+    "ζ of the ζ-IDOM link context: DOM levels climbed from an anchor to its aggregation node.",
+)
 _add("FOCUSCRAWL_LINK_CONTEXT_WORDS", 20, "Words of link context kept on either side of an anchor.")
 
 # --- relevance ---------------------------------------------------------------------------
-_add("FOCUSCRAWL_MODEL", "", "Path of a model trained with `focuscrawl train` (also `-a model=`). Empty: TF-IDF cosine to the topic.")
+_add(
+    "FOCUSCRAWL_MODEL",
+    "",
+    "Path of a model trained with `focuscrawl train` (also `-a model=`). Empty: TF-IDF cosine to the topic.",
+)
 
 # --- change detection and recrawl --------------------------------------------------------
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
-_add("FOCUSCRAWL_REDIS_URL", "", "Redis URL for the cluster frontier and change store (`REDIS_URL` works too). Empty: embedded backends.")
+_add(
+    "FOCUSCRAWL_REDIS_URL",
+    "",
+    "Redis URL for the cluster frontier and change store (`REDIS_URL` works too). Empty: embedded backends.",
+)
+_add(
+    "FOCUSCRAWL_REDIS_PREFIX",
+    "focuscrawl:%(spider)s",
+    "Prefix of every Redis key of a crawl (`%(spider)s` is the spider name); workers with the same prefix share one frontier.",
+)
+_add(
+    "FOCUSCRAWL_REDIS_LEASE",
+    300.0,
+    "Seconds a popped request stays leased to its worker; unacknowledged past this (worker died), it returns to the frontier.",
+)
+_add(
+    "FOCUSCRAWL_REDIS_CAPACITY",
+    1_000_000,
+    "Expected number of URLs: sizes the de-dup buckets (about 32 fingerprints per small hash) and the Bloom filter. Fixed when the crawl's keys are created.",
+)
+_add(
+    "FOCUSCRAWL_REDIS_BLOOM_ERROR_RATE",
+    0.0,
+    "Above 0: fetched URLs are remembered in a Bloom filter on Redis bitmaps (about 1.2 bytes per URL at 0.01) with this false-positive rate at capacity; a false positive skips a never-fetched URL. 0: exact (about 10 bytes per URL).",
+)
+_add(
+    "FOCUSCRAWL_REDIS_RETRY_TIMEOUT",
+    600.0,
+    "While Redis is unreachable, workers log an error and retry with back-off for up to this many seconds before failing.",
+)
 
 # --- index and search --------------------------------------------------------------------
-_add("FOCUSCRAWL_INDEX_ENABLED", True, "Keep a full-text index (SQLite FTS5) of the relevant pages, updated after change detection (`IndexPipeline`).")
-_add("FOCUSCRAWL_INDEX_PATH", "", "Path of the index database. Empty: `index.sqlite` in `FOCUSCRAWL_DATA_DIR`.")
-_add("FOCUSCRAWL_INDEX_COMMIT_EVERY", 200, "The index commits after this many page updates (and when the spider closes).")
+_add(
+    "FOCUSCRAWL_INDEX_ENABLED",
+    True,
+    "Keep a full-text index (SQLite FTS5) of the relevant pages, updated after change detection (`IndexPipeline`).",
+)
+_add(
+    "FOCUSCRAWL_INDEX_PATH",
+    "",
+    "Path of the index database. Empty: `index.sqlite` in `FOCUSCRAWL_DATA_DIR`.",
+)
+_add(
+    "FOCUSCRAWL_INDEX_COMMIT_EVERY",
+    200,
+    "The index commits after this many page updates (and when the spider closes).",
+)
 
 
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from focuscrawl.frontier.redis import RedisFrontier
+from tests.frontier_contract import FrontierContract, drain, fp, push
+
+
+def make(redis_url: str, **kw) -> RedisFrontier:  # type: ignore[no-untyped-def]
+    f = RedisFrontier(redis_url, "fctest:topical", **kw)
+    f.open()
+    return f
+
+
+class TestRedisFrontier(FrontierContract):
+    @pytest.fixture
+    def frontier(self, redis_url: str, redis_client) -> Iterator[RedisFrontier]:  # type: ignore[no-untyped-def]
+        f = make(redis_url)
+        yield f
+        f.close()
+
+
+class TestRedisFrontierSmallHead(FrontierContract):
+    """Heads of 4 entries: most entries pass through the per-level lists."""
+
+    @pytest.fixture
+    def frontier(self, redis_url: str, redis_client) -> Iterator[RedisFrontier]:  # type: ignore[no-untyped-def]
+        f = make(redis_url, head_size=4)
+        yield f
+        f.close()
+
+
+class TestRedisFrontierBloom(FrontierContract):
+    @pytest.fixture
+    def frontier(self, redis_url: str, redis_client) -> Iterator[RedisFrontier]:  # type: ignore[no-untyped-def]
+        f = make(redis_url, bloom_error_rate=0.001, capacity=10_000)
+        yield f
+        f.close()
+
+
+def test_unacked_entry_returns_when_its_lease_expires(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    dead = make(redis_url, lease=0.0)  # every lease is already expired
+    alive = make(redis_url)
+    push(dead, "http://a.test/1", 0.9, depth=2)
+    push(dead, "http://a.test/2", 0.5)
+    lost = dead.pop()  # this worker dies without acking
+    assert lost is not None and lost.url == "http://a.test/1"
+    assert alive.in_flight() == 1 and len(alive) == 1
+    assert alive.requeue_expired(force=True) == 1
+    again = alive.pop()
+    assert again is not None
+    assert (again.url, again.score, again.data) == ("http://a.test/1", 0.9, {"depth": 2})
+    alive.ack(again.fingerprint)
+    assert drain(alive) == ["http://a.test/2"]
+    assert alive.in_flight() == 0
+    assert redis_client.hget("fctest:topical:stats", "frontier/redelivered") == b"1"
+
+
+def test_acked_entry_is_not_redelivered(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    f = make(redis_url)
+    push(f, "http://a.test/1", 0.9)
+    entry = f.pop()
+    assert entry is not None
+    f.ack(entry.fingerprint)
+    assert f.requeue_expired(force=True) == 0
+    assert f.in_flight() == 0 and f.pop() is None
+
+
+def test_late_ack_after_redelivery_drops_the_second_copy(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    slow = make(redis_url, lease=0.0)
+    push(slow, "http://a.test/1", 0.9)
+    entry = slow.pop()
+    assert entry is not None
+    assert slow.requeue_expired(force=True) == 1
+    assert len(slow) == 1
+    slow.ack(entry.fingerprint)  # the slow worker finished after all
+    assert len(slow) == 0
+    assert slow.pop() is None
+
+
+def test_entries_are_json_and_fingerprints_binary(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    f = make(redis_url)
+    push(f, "http://a.test/x", 0.5, parent="http://a.test/", depth=1)
+    raw = b"".join(redis_client.zrange("fctest:topical:h:a.test", 0, -1))
+    assert b'{"parent":"http://a.test/","depth":1}' in raw
+    assert b"\x80\x04" not in raw and b"\x80\x05" not in raw  # no pickle protocol header
+    buckets = [k for k in redis_client.keys("fctest:topical:s:*")]
+    assert len(buckets) == 1
+    (field,) = redis_client.hkeys(buckets[0])
+    assert field == fp("http://a.test/x")[2:8]  # 6 raw bytes, the bucket holds the rest
+    assert redis_client.object("encoding", buckets[0]) == b"listpack"
+
+
+def test_big_host_keeps_exact_order_through_level_lists(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    f = make(redis_url, head_size=16)
+    scores = {f"http://big.test/{i}": ((i * 7919) % 1000) / 1000 for i in range(600)}
+    for url, score in scores.items():
+        push(f, url, score)
+    lists = redis_client.keys("fctest:topical:l:big.test:*")
+    assert lists, "lower levels should have spilled to lists"
+    assert redis_client.zcard("fctest:topical:h:big.test") < 600
+    for i in range(0, 600, 3):  # upgrades of entries that sit in lists
+        url = f"http://big.test/{i}"
+        scores[url] = min(1.0, scores[url] + 0.3)
+        push(f, url, scores[url])
+    expected = sorted(scores, key=lambda u: -scores[u])
+    popped = drain(f)
+    assert [scores[u] for u in popped] == [scores[u] for u in expected]
+    assert sorted(popped) == sorted(scores)
+
+
+def test_bloom_filter_false_positive_rate_near_setting(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    f = make(redis_url, bloom_error_rate=0.01, capacity=1000)
+    for i in range(1000):
+        push(f, f"http://a.test/{i}", 0.5)
+    assert len(drain(f)) == 1000
+    assert all(f.seen(fp(f"http://a.test/{i}")) for i in range(0, 1000, 7))  # no false negative
+    false_pos = sum(f.seen(fp(f"http://b.test/{i}")) for i in range(2000))
+    assert false_pos / 2000 < 0.03  # 1% at capacity; a loose bound, the draw is random
+    assert redis_client.keys("fctest:topical:s:*") == []  # fetched URLs live only in the bits
