@@ -1,0 +1,63 @@
+"""``focuscrawl serve``: the search page and the crawl dashboard on a loopback address."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from focuscrawl.cli import CommandError
+from focuscrawl.commands.search import add_index_arguments, default_index_path, weights_from
+
+NAME = "serve"
+HELP = "serve the search page and the crawl dashboard on loopback (prints a JSON ready line)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_index_arguments(parser)
+    parser.add_argument(
+        "--crawl-log",
+        type=Path,
+        default=None,
+        help="crawl log JSON lines (default: FOCUSCRAWL_CRAWL_LOG)",
+    )
+    parser.add_argument(
+        "--stats",
+        type=Path,
+        default=None,
+        help="crawl stats JSON (default: FOCUSCRAWL_DATA_DIR/stats.json if present)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
+    parser.add_argument(
+        "--port", type=int, default=8300, help="port; 0 picks a free one (default 8300)"
+    )
+    parser.add_argument("--relevance-weight", type=float, default=None)
+    parser.add_argument("--authority-weight", type=float, default=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    from focuscrawl.web.app import Sources, make_server
+
+    index = args.index or default_index_path()
+    log = args.crawl_log or (
+        Path(os.environ["FOCUSCRAWL_CRAWL_LOG"]) if os.environ.get("FOCUSCRAWL_CRAWL_LOG") else None
+    )
+    stats = args.stats or index.parent / "stats.json"
+    sources = Sources(index=index, crawl_log=log, stats=stats, weights=weights_from(args))
+    try:
+        server = make_server(sources, args.host, args.port)
+    except (ValueError, OSError) as exc:
+        raise CommandError(str(exc)) from exc
+    # one JSON line once listening: scripts and tests wait on it, never on a timer
+    sys.stdout.write(
+        json.dumps({"url": server.url, "index": str(index), "crawl_log": str(log) if log else None})
+        + "\n"
+    )
+    sys.stdout.flush()
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0

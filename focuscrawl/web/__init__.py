@@ -1,0 +1,1 @@
+"""``focuscrawl serve``: search page and crawl dashboard on loopback (stdlib ``http.server``)."""

@@ -1,0 +1,187 @@
+"""The web application: a threaded stdlib HTTP server bound to a loopback address.
+
+Routes: ``/`` (search page, ``?q=``), ``/dashboard``, ``/plot/harvest.png``,
+``/api/search?q=&n=`` and ``/api/dashboard`` (JSON). Each request opens the index read-only, so
+the server can run while a crawl writes the index.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import sqlite3
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from focuscrawl.index import PageIndex, QueryError, RankWeights
+from focuscrawl.index.render import hit_dict
+from focuscrawl.web import data, pages
+from focuscrawl.web.plot import harvest_png
+
+logger = logging.getLogger(__name__)
+
+RECENT_ROWS = 15
+
+
+@dataclass(frozen=True)
+class Sources:
+    index: Path
+    crawl_log: Path | None = None
+    stats: Path | None = None
+    weights: RankWeights = RankWeights()
+
+
+def open_index(sources: Sources) -> PageIndex | None:
+    try:
+        return PageIndex.open(sources.index, readonly=True)
+    except (FileNotFoundError, ValueError, sqlite3.Error):
+        return None
+
+
+def dashboard_data(sources: Sources) -> dict[str, Any]:
+    records, bad = data.read_crawl_log(sources.crawl_log)
+    stats = data.read_stats(sources.stats)
+    index = open_index(sources)
+    summary: dict[str, Any] = {}
+    crawls: list[dict[str, Any]] = []
+    if index is not None:
+        try:
+            summary, crawls = index.summary(), index.crawls(5)
+        finally:
+            index.close()
+    fetched = len(records) or int(stats.get("response_received_count", 0) or 0)
+    relevant = sum(1 for r in records if r.get("relevant"))
+    if not records:
+        relevant = int(stats.get("focuscrawl/harvest/relevant", 0) or 0)
+    return {
+        "fetched": fetched,
+        "relevant": relevant,
+        "indexed": summary.get("pages") if index is not None else None,
+        "queue_size": data.queue_size(stats),
+        "changes": data.change_counts(crawls, stats),
+        "freshness": data.freshness(summary),
+        "bad_lines": bad,
+        "recent": records[-RECENT_ROWS:][::-1],
+    }
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: WebServer
+    server_version = "focuscrawl"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        logger.debug("%s " + format, self.address_string(), *args)
+
+    def _send(self, status: int, body: bytes, ctype: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _html(self, html: str, status: int = 200) -> None:
+        self._send(status, html.encode("utf-8"), "text/html; charset=utf-8")
+
+    def _json(self, obj: Any, status: int = 200) -> None:
+        self._send(status, json.dumps(obj, ensure_ascii=False).encode("utf-8"), "application/json")
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        params = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        try:
+            route = {
+                "/": self.search_page,
+                "/dashboard": self.dashboard,
+                "/plot/harvest.png": self.plot,
+                "/api/search": self.api_search,
+                "/api/dashboard": self.api_dashboard,
+            }.get(url.path)
+            if route is None:
+                self._html(pages.page("not found", "<h1>not found</h1>"), 404)
+            else:
+                route(params)
+        except Exception:  # one bad request must not stop the server
+            logger.exception("error serving %s", self.path)
+            self._html(pages.page("error", "<h1>internal error</h1>"), 500)
+
+    def _search(self, query: str, limit: int = 10) -> tuple[Any, str | None, int | None]:
+        index = open_index(self.server.sources)
+        if index is None:
+            return None, None, None
+        try:
+            n = len(index)
+            if not query:
+                return None, None, n
+            return index.search(query, limit=limit, weights=self.server.sources.weights), None, n
+        except QueryError as exc:
+            return None, str(exc), n
+        finally:
+            index.close()
+
+    def search_page(self, params: dict[str, str]) -> None:
+        query = params.get("q", "")
+        result, error, n = self._search(query)
+        self._html(pages.search_page(query, result, error, n))
+
+    def api_search(self, params: dict[str, str]) -> None:
+        query = params.get("q", "")
+        try:
+            limit = max(1, min(100, int(params.get("n", "10"))))
+        except ValueError:
+            return self._json({"error": "n must be a number"}, HTTPStatus.BAD_REQUEST)
+        result, error, n = self._search(query or " ", limit)
+        if n is None:
+            return self._json({"error": "no index yet"}, HTTPStatus.SERVICE_UNAVAILABLE)
+        if error:
+            return self._json({"error": error}, HTTPStatus.BAD_REQUEST)
+        self._json(
+            {"query": query, "mode": result.mode, "hits": [hit_dict(h) for h in result.hits]}
+        )
+
+    def dashboard(self, params: dict[str, str]) -> None:
+        self._html(pages.dashboard_page(dashboard_data(self.server.sources)))
+
+    def api_dashboard(self, params: dict[str, str]) -> None:
+        self._json(dashboard_data(self.server.sources))
+
+    def plot(self, params: dict[str, str]) -> None:
+        records, _ = data.read_crawl_log(self.server.sources.crawl_log)
+        self._send(200, harvest_png(data.harvest_series(records)), "image/png")
+
+
+class WebServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], sources: Sources) -> None:
+        self.sources = sources
+        super().__init__(address, Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}/"
+
+
+def make_server(sources: Sources, host: str = "127.0.0.1", port: int = 0) -> WebServer:
+    """A server bound to ``host:port`` (port 0: a free one); only loopback addresses."""
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        raise ValueError(
+            f"{host} is not a loopback address: the dashboard is not meant to be public"
+        )
+    return WebServer((host, port), sources)
