@@ -9,6 +9,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,3 +110,22 @@ def corpora() -> Path:
     if path is None:
         pytest.skip("needs ../shared/corpora (set FOCUSCRAWL_CORPORA); .ci/run sets it")
     return path
+
+
+@pytest.fixture(scope="session")
+def testweb_synthetic() -> Iterator[Any]:
+    """The synthetic test web in a subprocess on a free port (ready when it prints its line)."""
+    from focuscrawl.evaluation.testweb import TestWebProcess
+
+    with TestWebProcess(corpus="synthetic") as web:
+        yield web
+
+
+# --- local test web (evaluation) ----------------------------------------------------------
+@pytest.fixture(scope="session")
+def testweb_wikispeedia(corpora: Path) -> Iterator[object]:
+    """The Wikispeedia test web (8 hosts) in a subprocess on a free port; a TestWebProcess."""
+    from focuscrawl.evaluation.testweb import TestWebProcess
+
+    with TestWebProcess("wikispeedia", corpora=corpora) as web:
+        yield web
