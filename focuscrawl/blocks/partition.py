@@ -1,71 +1,183 @@
-"""Page partition (first version: one text block, links with their parent's text as context).
-
-Replaced by the block segmentation of issue 3; the interface (``partition`` → ``Page``) stays.
-"""
+"""``partition(html, url) -> Page``: decode, parse once, walk once, classify, resolve links."""
 
 from __future__ import annotations
 
-from urllib.parse import urldefrag, urljoin
+import logging
+import threading
+from urllib.parse import urljoin
 
-import lxml.html
 from lxml import etree
 
+from focuscrawl.blocks import rules
+from focuscrawl.blocks.classify import classify
+from focuscrawl.blocks.context import link_context
+from focuscrawl.blocks.css import parse_sheets
+from focuscrawl.blocks.decode import decode_html, is_binary
 from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.blocks.segment import walk
 
-_DROP = ("script", "style", "noscript", "template")
-_NOISE_TAGS = {"nav", "header", "footer", "aside"}
+logger = logging.getLogger(__name__)
+
+DEFAULT_CONTEXT_LEVELS = 3
+DEFAULT_CONTEXT_WORDS = 20
+
+_local = threading.local()
 
 
-def _decode(html: str | bytes) -> str:
-    if isinstance(html, str):
-        return html
-    return html.decode("utf-8", errors="replace")
+def _parser() -> etree.HTMLParser:
+    # lxml parsers are not thread-safe: one per thread. No huge_tree: libxml2 then stops nesting
+    # at depth 256 and drops single text nodes over 10 MB, which bounds the work on hostile input.
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = etree.HTMLParser(remove_comments=True, remove_pis=True, no_network=True)
+        _local.parser = parser
+    return parser
 
 
-def partition(html: str | bytes, url: str) -> Page:
-    text = _decode(html)
+def parse_html(text: str) -> etree._Element | None:
+    """The root element of ``text`` parsed as HTML, None when there is nothing to parse."""
+    try:
+        return etree.fromstring(text, _parser())
+    except ValueError:
+        # "Unicode strings with encoding declaration are not supported": parse the UTF-8 bytes.
+        parser = etree.HTMLParser(remove_comments=True, remove_pis=True, encoding="utf-8")
+        return etree.fromstring(text.encode("utf-8", "replace"), parser)
+    except etree.ParserError:
+        return None
+
+
+def _resolver(base: str):  # type: ignore[no-untyped-def]
+    cache: dict[str, str] = {}
+
+    def resolve(href: str) -> str:
+        href = href.strip()
+        if not href or href.lower().startswith(rules.NON_LINK_SCHEMES):
+            return ""
+        hit = cache.get(href)
+        if hit is not None:
+            return hit
+        if href.startswith(("http://", "https://")):
+            url = href
+        else:
+            try:
+                url = urljoin(base, href)
+            except ValueError:  # e.g. an invalid IPv6 host
+                url = ""
+        url = url.split("#", 1)[0]
+        if not url.startswith(("http://", "https://")):
+            url = ""  # a relative URL on a non-HTTP base, or another scheme: not followable
+        cache[href] = url
+        return url
+
+    return resolve
+
+
+def partition(
+    html: str | bytes,
+    url: str,
+    *,
+    context_levels: int = DEFAULT_CONTEXT_LEVELS,
+    context_words: int = DEFAULT_CONTEXT_WORDS,
+    encoding: str | None = None,
+) -> Page:
+    """Partition ``html`` (served at ``url``) into text, link and noise blocks.
+
+    ``context_levels`` is ζ of the ζ-IDOM link context, ``context_words`` the word window on each
+    side of an anchor; ``encoding`` is the HTTP header charset when ``html`` is bytes. Never
+    raises on bad input: an unusable body gives an empty ``Page`` whose ``error`` says why
+    (``"empty"``, ``"binary"``, ``"unparsable"``).
+    """
     page = Page(url=url, base_url=url)
+    if isinstance(html, bytes | bytearray | memoryview):
+        body = bytes(html)
+        if not body.strip():
+            page.error = "empty"
+            return page
+        if is_binary(body):
+            page.error = "binary"
+            return page
+        text = decode_html(body, encoding)
+    else:
+        text = html
     if not text.strip():
         page.error = "empty"
         return page
+    if "\x00" in text:
+        text = text.replace("\x00", "")
     try:
-        root = lxml.html.document_fromstring(text)
-    except (etree.ParserError, ValueError) as exc:
-        page.error = f"unparsable: {exc}"
+        root = parse_html(text)
+    except (etree.LxmlError, ValueError) as exc:
+        logger.debug("unparsable page %s: %s", url, exc)
+        root = None
+    if root is None:
+        page.error = "unparsable"
         return page
-    etree.strip_elements(root, *_DROP, with_tail=False)
-    title = root.findtext(".//title") or ""
-    page.title = " ".join(title.split())
-    base = root.find(".//base[@href]")
-    if base is not None:
-        page.base_url = urljoin(url, base.get("href", ""))
-    page.headings = [" ".join(h.text_content().split()) for h in root.iter("h1", "h2", "h3")]
-    body = root.find("body")
-    body = body if body is not None else root
-    block = Block(id=0, kind="text", text=" ".join(body.text_content().split()), weight=1.0)
-    page.blocks.append(block)
-    for a in body.iter("a"):
-        href = (a.get("href") or "").strip()
-        if not href or href.startswith(("javascript:", "mailto:", "tel:", "#")):
-            continue
-        absolute = urldefrag(urljoin(page.base_url, href))[0]
-        noise = any(anc.tag in _NOISE_TAGS for anc in a.iterancestors())
-        parent = a.getparent()
-        context = " ".join((parent.text_content() if parent is not None else "").split()[:60])
-        link = Link(
-            url=absolute,
-            anchor=" ".join(a.text_content().split()),
-            context=context,
-            block_id=0,
-            block_kind="noise" if noise else "text",
-            block_weight=0.1 if noise else 1.0,
-            noise=noise,
-            nofollow="nofollow" in (a.get("rel") or ""),
-        )
-        page.links.append(link)
-        block.links.append(link)
+    _fill(page, root, url, context_levels, context_words)
     return page
 
 
+def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) -> None:
+    title = root.findtext(".//title")
+    page.title = " ".join(title.split()) if title else ""
+    base = root.find(".//base[@href]")
+    if base is not None:
+        try:
+            page.base_url = urljoin(url, (base.get("href") or "").strip()) or url
+        except ValueError:
+            page.base_url = url
+    sheets = [s.text for s in root.iter("style") if s.text]
+    w = walk(root, parse_sheets(sheets), max(0, levels))
+    kinds = classify(w)
+    words = w.words
+    resolve = _resolver(page.base_url)
+    block_of: dict[int, int] = {}
+    for seg, (kind, weight) in zip(w.segments, kinds, strict=True):
+        if seg.w1 == seg.w0 and not seg.links:
+            continue
+        block = Block(
+            id=len(page.blocks),
+            kind=kind,  # type: ignore[arg-type]
+            text=" ".join(words[seg.w0 : seg.w1]),
+            weight=weight,
+            tag=seg.frame.tag,
+        )
+        block_of[id(seg)] = block.id
+        page.blocks.append(block)
+        if seg.frame.tag in rules.HEADING_TAGS and block.text and not seg.frame.hidden:
+            page.headings.append(block.text)
+    for raw in w.links:
+        absolute = resolve(raw.href)
+        if not absolute:
+            continue
+        anchor = " ".join(words[raw.w0 : raw.w1])
+        if not anchor:
+            anchor = _alt_text(raw.el)
+        bid = block_of.get(id(raw.segment), -1) if raw.segment is not None else -1
+        block = page.blocks[bid] if bid >= 0 else None
+        link = Link(
+            url=absolute,
+            anchor=anchor,
+            context=link_context(words, (raw.w0, raw.w1), (raw.agg[0], raw.agg[1]), window),
+            block_id=bid,
+            block_kind=block.kind if block is not None else "noise",
+            block_weight=block.weight if block is not None else rules.WEIGHT_NOISE,
+            noise=block is None or block.kind == "noise",
+            nofollow=raw.nofollow,
+        )
+        page.links.append(link)
+        if block is not None:
+            block.links.append(link)
+
+
+def _alt_text(el: etree._Element) -> str:
+    text = el.get("title") or el.get("aria-label") or ""
+    if not text:
+        img = el.find(".//img")
+        if img is not None:
+            text = img.get("alt") or img.get("title") or ""
+    return " ".join(text.split())
+
+
 def main_text(html: str | bytes, url: str) -> str:
+    """The topic text of ``html``: its text blocks in document order."""
     return partition(html, url).main_text

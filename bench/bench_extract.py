@@ -1,0 +1,103 @@
+"""Main-text extraction: focuscrawl's partition against trafilatura and readability-lxml.
+
+One run, same pages, side by side: token F1 (macro, per corpus) and pages per second, with the
+ratios to trafilatura. Pages are timed interleaved (each page by every extractor in turn), so a
+busy machine slows all of them alike. ``FOCUSCRAWL_CORPORA`` points at the shared corpora.
+
+    make bench-extract        # or: .venv/bin/python bench/bench_extract.py [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+import warnings
+from collections.abc import Callable
+
+from focuscrawl.blocks import evaluate as ev
+from focuscrawl.blocks import partition
+from focuscrawl.corpora import corpora_dir
+
+
+def _focuscrawl(case: ev.Case) -> str:
+    return partition(case.html, case.url).main_text
+
+
+def _trafilatura(case: ev.Case) -> str:
+    import trafilatura
+
+    return trafilatura.extract(case.html, url=case.url) or ""
+
+
+def _readability(case: ev.Case) -> str:
+    from lxml import etree
+    from readability import Document
+
+    summary = Document(case.html, url=case.url).summary(html_partial=True)
+    root = etree.fromstring(summary, etree.HTMLParser()) if summary.strip() else None
+    return " ".join(root.itertext()) if root is not None else ""
+
+
+EXTRACTORS: dict[str, Callable[[ev.Case], str]] = {
+    "focuscrawl": _focuscrawl,
+    "trafilatura": _trafilatura,
+    "readability-lxml": _readability,
+}
+
+
+def run(limit: int = 0) -> dict[str, dict[str, tuple[float, float]]]:
+    root = corpora_dir()
+    if root is None:
+        sys.exit("bench_extract: no corpora (set FOCUSCRAWL_CORPORA to ../shared/corpora)")
+    results: dict[str, dict[str, tuple[float, float]]] = {}
+    for corpus, load in ev.CORPORA.items():
+        cases = list(load(root))
+        if limit:
+            cases = cases[:limit]
+        scores: dict[str, list[float]] = {name: [] for name in EXTRACTORS}
+        seconds: dict[str, float] = dict.fromkeys(EXTRACTORS, 0.0)
+        for case in cases:
+            for name, extract in EXTRACTORS.items():
+                t0 = time.perf_counter()
+                try:
+                    text = extract(case)
+                except Exception:  # noqa: BLE001 - the metric scores a failure 0
+                    text = ""
+                seconds[name] += time.perf_counter() - t0
+                scores[name].append(ev.token_f1(text, case.gold))
+        results[corpus] = {
+            name: (sum(s) / len(s), len(cases) / seconds[name]) for name, s in scores.items()
+        }
+        print(f"{corpus}: {len(cases)} pages", flush=True)
+    return results
+
+
+def table(results: dict[str, dict[str, tuple[float, float]]]) -> str:
+    lines = [
+        "| corpus | extractor | token F1 | pages/s | F1 − trafilatura | speed × trafilatura |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for corpus, rows in results.items():
+        base_f1, base_speed = rows["trafilatura"]
+        for name, (f1, speed) in rows.items():
+            lines.append(
+                f"| {corpus} | {name} | {f1:.4f} | {speed:.1f} | {f1 - base_f1:+.4f} |"
+                f" {speed / base_speed:.2f} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=0, help="pages per corpus (0: all)")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)  # trafilatura / readability log every odd page
+    warnings.simplefilter("ignore")
+    print(table(run(args.limit)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

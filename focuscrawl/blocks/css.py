@@ -1,0 +1,137 @@
+"""Visual cues from CSS: inline ``style`` attributes and the page's own ``<style>`` sheets.
+
+Only the rules that can be matched without a selector engine are read: simple selectors by tag,
+class or id (``div``, ``.nav``, ``#ad``, ``div.promo``; in a group ``a, .b``; the last compound
+of a descendant selector). That covers the usual hiding rules and sidebar floats at the cost of a
+dict look-up per element, with no per-node selector matching at run time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from focuscrawl.blocks import rules
+
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_SIMPLE = re.compile(r"^([a-zA-Z][\w-]*)?((?:[.#][\w-]+)*)$")
+_MAX_SHEET_CHARS = 500_000  # bounded work on giant inline sheets
+
+
+@dataclass(slots=True)
+class StyleRules:
+    """What the page's style sheets say about tags, classes and ids."""
+
+    hidden_tags: set[str] = field(default_factory=set)
+    hidden_classes: set[str] = field(default_factory=set)
+    hidden_ids: set[str] = field(default_factory=set)
+    sidebar_classes: set[str] = field(default_factory=set)
+    sidebar_ids: set[str] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.hidden_tags
+            or self.hidden_classes
+            or self.hidden_ids
+            or self.sidebar_classes
+            or self.sidebar_ids
+        )
+
+    def hidden(self, tag: str, classes: list[str], el_id: str | None) -> bool:
+        if tag in self.hidden_tags or (el_id and el_id in self.hidden_ids):
+            return True
+        return any(c in self.hidden_classes for c in classes)
+
+    def sidebar(self, classes: list[str], el_id: str | None) -> bool:
+        if el_id and el_id in self.sidebar_ids:
+            return True
+        return any(c in self.sidebar_classes for c in classes)
+
+
+_AT_BLOCK = re.compile(r"@[^{};]*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}")  # one nesting level
+_AT_LINE = re.compile(r"@[^{};]*;")
+# Lower-case text, no re.I: case-insensitive alternations are ~20x slower in ``re``.
+_CUE = re.compile(
+    r"(?:display|visibility|float|position)\s*:\s*(?:none|hidden|left|right|fixed|absolute|sticky)"
+)
+_sheet_cache: dict[str, list[tuple[str, str]]] = {}
+_SHEET_CACHE_SIZE = 64  # pages of one site share their sheets: parse each once
+
+
+def parse_sheets(sheets: list[str]) -> StyleRules:
+    """Collect hiding and sidebar rules from ``<style>`` texts."""
+    out = StyleRules()
+    for sheet in sheets:
+        for selectors, body in _cue_rules(sheet):
+            hidden = rules.HIDDEN_STYLE_RE.search(body) is not None
+            if not hidden and not rules.SIDEBAR_STYLE_RE.search(body):
+                continue  # e.g. "display: hidden" (not a value) or "float: none"
+            for selector in selectors.split(","):
+                _add_selector(out, selector, hidden)
+    return out
+
+
+def _cue_rules(sheet: str) -> list[tuple[str, str]]:
+    """``(selectors, declarations)`` of the top-level rules that hide or float something.
+
+    Rules inside ``@media`` / ``@supports`` apply only to some screens, so they are not taken as
+    the page's state (a phone layout hiding the sidebar says nothing about the article).
+    """
+    hit = _sheet_cache.get(sheet)
+    if hit is not None:
+        return hit
+    text = sheet[:_MAX_SHEET_CHARS]
+    if "/*" in text:
+        text = _COMMENT.sub("", text)
+    if "@" in text:
+        text = _AT_LINE.sub("", _AT_BLOCK.sub("}", text))
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a non-ASCII case mapping changed the length: offsets shift
+        text = lowered
+    found: list[tuple[str, str]] = []
+    last_open = -1
+    for m in _CUE.finditer(lowered):
+        pos = m.start()
+        open_at = text.rfind("{", 0, pos)
+        if open_at <= last_open or open_at < text.rfind("}", 0, pos):
+            continue  # same rule as the previous cue, or not inside a rule body
+        last_open = open_at
+        close_at = text.find("}", pos)
+        selectors = text[text.rfind("}", 0, open_at) + 1 : open_at].strip()
+        found.append((selectors, text[open_at + 1 : close_at if close_at >= 0 else len(text)]))
+    if len(_sheet_cache) >= _SHEET_CACHE_SIZE:
+        _sheet_cache.clear()
+    _sheet_cache[sheet] = found
+    return found
+
+
+def _add_selector(out: StyleRules, selector: str, hidden: bool) -> None:
+    parts = selector.split()
+    if not parts or ":" in parts[-1] or "[" in parts[-1]:
+        return  # pseudo-classes (:hover …) and attribute selectors: not static page state
+    if len(parts) > 1 and hidden:
+        return  # ".menu .sub {display:none}" hides a descendant only in context: skip
+    m = _SIMPLE.match(parts[-1])
+    if m is None:
+        return
+    tag, rest = m.group(1), m.group(2)
+    names = re.findall(r"([.#])([\w-]+)", rest)
+    if not names:
+        if tag and hidden and tag.lower() not in ("html", "body", "div", "p", "span", "a"):
+            out.hidden_tags.add(tag.lower())
+        return
+    if len(names) > 1:
+        return  # compound ".a.b": too specific to apply to a single name
+    kind, name = names[0]
+    if kind == ".":
+        (out.hidden_classes if hidden else out.sidebar_classes).add(name)
+    else:
+        (out.hidden_ids if hidden else out.sidebar_ids).add(name)
+
+
+def inline_hidden(style: str) -> bool:
+    return rules.HIDDEN_STYLE_RE.search(style) is not None
+
+
+def inline_sidebar(style: str) -> bool:
+    return rules.SIDEBAR_STYLE_RE.search(style) is not None

@@ -1,0 +1,270 @@
+"""One walk over the parsed tree: blocks of text, the frames that hold them, links and words.
+
+The walk is :func:`lxml.etree.iterwalk` (iterative, so depth costs no Python recursion) with one
+start and one end event per element. It keeps:
+
+* a stack of *frames*, one per open block element (``div``, ``td``, ``nav`` …), carrying what the
+  classifier reads: class/id weight, inherited hidden / unlikely / noise-section flags, and the
+  subtree totals (characters, link characters, commas, counts of ``p``/``img``/``li`` …);
+* *segments*: runs of inline text between block boundaries, in document order (a block of the
+  page is one segment);
+* the page's words in document order, with the word span of every open element, so the ζ-IDOM
+  context of a link is two slices of that list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lxml import etree
+
+from focuscrawl.blocks import rules
+from focuscrawl.blocks.css import StyleRules, inline_hidden, inline_sidebar
+
+
+class Frame:
+    """An open (then closed) block element and its subtree totals."""
+
+    __slots__ = (
+        "tag", "pre", "post", "parent", "children", "weight", "hidden", "unlikely", "noise",
+        "chars", "link_chars", "commas", "n_p", "n_img", "n_li", "n_input", "n_embed", "leaf",
+        "score", "candidate", "removed", "depth",
+    )  # fmt: skip
+
+    def __init__(self, tag: str, pre: int, parent: Frame | None, weight: float) -> None:
+        self.tag = tag
+        self.pre = pre  # preorder index among frames
+        self.post = pre  # last preorder index inside this subtree (set at close)
+        self.parent = parent
+        self.children: list[Frame] = []
+        self.weight = weight  # class/id (and CSS) weight of this element
+        self.hidden = False
+        self.unlikely = False  # class/id says "not the article" (this element or an ancestor)
+        self.noise = False  # inside nav/aside/header/footer/form (this element or an ancestor)
+        self.chars = 0
+        self.link_chars = 0
+        self.commas = 0
+        self.n_p = self.n_img = self.n_li = self.n_input = self.n_embed = 0
+        self.leaf = True  # no block element inside
+        self.score = 0.0
+        self.candidate = False
+        self.removed = False
+        self.depth = 0  # element depth, to recognise this frame's end event
+
+
+class Segment:
+    """A run of inline text (a block of the page) owned by one frame."""
+
+    __slots__ = ("frame", "w0", "w1", "chars", "link_chars", "commas", "links")
+
+    def __init__(self, frame: Frame, w0: int) -> None:
+        self.frame = frame
+        self.w0 = w0  # word span [w0, w1) in Walk.words
+        self.w1 = w0
+        self.chars = 0
+        self.link_chars = 0
+        self.commas = 0
+        self.links: list[RawLink] = []
+
+
+class RawLink:
+    __slots__ = ("href", "el", "w0", "w1", "agg", "segment", "nofollow")
+
+    def __init__(self, href: str, el: etree._Element, w0: int, agg: list[int], nofollow: bool):
+        self.href = href
+        self.el = el
+        self.w0 = w0  # word span of the anchor text
+        self.w1 = w0
+        self.agg = agg  # [start, end] word span of the ζ-level aggregation node
+        self.segment: Segment | None = None
+        self.nofollow = nofollow
+
+
+@dataclass(slots=True)
+class Walk:
+    frames: list[Frame] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+    links: list[RawLink] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+    headings: list[str] = field(default_factory=list)
+
+
+_attr_cache: dict[str, tuple[float, bool, bool]] = {}
+
+
+def _feature_info(value: str) -> tuple[float, bool, bool]:
+    """(weight, unlikely word, maybe-candidate word) of one class or id value, cached."""
+    hit = _attr_cache.get(value)
+    if hit is not None:
+        return hit
+    low = value.lower()
+    weight = 0.0
+    if any(w in low for w in rules.NEGATIVE_WORDS):
+        weight -= rules.CLASS_WEIGHT
+    if any(w in low for w in rules.POSITIVE_WORDS):
+        weight += rules.CLASS_WEIGHT
+    info = (
+        weight,
+        any(w in low for w in rules.UNLIKELY_WORDS),
+        any(w in low for w in rules.MAYBE_CANDIDATE_WORDS),
+    )
+    if len(_attr_cache) < 100_000:
+        _attr_cache[value] = info
+    return info
+
+
+def _attr_info(cls: str, el_id: str) -> tuple[float, bool, list[str]]:
+    """(class weight, unlikely, class names) of an element's class and id."""
+    weight, unlikely, maybe = _feature_info(cls) if cls else (0.0, False, False)
+    if el_id:
+        w2, u2, m2 = _feature_info(el_id)
+        weight += w2
+        unlikely = unlikely or u2
+        maybe = maybe or m2
+    return weight, unlikely and not maybe, cls.split() if cls else []
+
+
+def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C901
+    """Segment the tree under ``root`` (see the module docstring)."""
+    out = Walk()
+    frames, segments, links, words = out.frames, out.segments, out.links, out.words
+    block_tags, skip_tags, break_tags = rules.BLOCK_TAGS, rules.SKIP_TAGS, rules.BREAK_TAGS
+    noise_tags, counted = rules.NOISE_SECTION_TAGS, rules.COUNTED_TAGS
+    use_css = bool(css)
+
+    fstack: list[Frame] = []
+    estack: list[list[int]] = []  # [start word, end word] of every open element
+    lstack: list[RawLink | None] = []  # open anchors (None for an anchor that is not a link)
+    seg: Segment | None = None
+    glue = False  # the last text ended inside a word: the next text may continue it
+    in_link = 0
+
+    def add_text(text: str) -> None:
+        nonlocal seg, glue
+        ws = text.split()
+        if not ws:
+            glue = False
+            return
+        if seg is None:
+            seg = Segment(fstack[-1], len(words))
+            segments.append(seg)
+        if glue and not text[0].isspace() and seg.w1 > seg.w0:
+            words[-1] += ws[0]
+            del ws[0]
+        words.extend(ws)
+        seg.w1 = len(words)
+        n = len(text)
+        commas = text.count(",")
+        frame = seg.frame
+        seg.chars += n
+        frame.chars += n
+        seg.commas += commas
+        frame.commas += commas
+        if in_link:
+            seg.link_chars += n
+            frame.link_chars += n
+        glue = not text[-1].isspace()
+
+    walker = etree.iterwalk(root, events=("start", "end"))
+    for event, el in walker:
+        tag = el.tag
+        if event == "start":
+            estack.append([len(words), 0])
+            if tag.__class__ is not str:  # comment / processing instruction left in the tree
+                walker.skip_subtree()
+                continue
+            if tag in skip_tags:
+                walker.skip_subtree()
+                continue
+            cls = el.get("class")
+            el_id = el.get("id")
+            style = el.get("style")
+            weight, unlikely, classes = (
+                _attr_info(cls or "", el_id or "") if (cls or el_id) else (0.0, False, [])
+            )
+            hidden = el.get("hidden") is not None or el.get("aria-hidden") == "true"
+            sidebar = False
+            if style:
+                hidden = hidden or inline_hidden(style)
+                sidebar = inline_sidebar(style)
+            if use_css:
+                hidden = hidden or css.hidden(tag, classes, el_id)
+                sidebar = sidebar or css.sidebar(classes, el_id)
+            if sidebar:
+                weight += rules.SIDEBAR_STYLE_WEIGHT
+            parent = fstack[-1] if fstack else None
+            if tag in counted and parent is not None:
+                if tag == "p":
+                    parent.n_p += 1
+                elif tag == "img":
+                    parent.n_img += 1
+                elif tag == "li":
+                    parent.n_li += 1
+                elif tag == "input":
+                    parent.n_input += 1
+                else:
+                    parent.n_embed += 1
+            if tag in block_tags or hidden or unlikely or not fstack:
+                frame = Frame(tag, len(frames), parent, weight)
+                if parent is not None:
+                    parent.leaf = False
+                    parent.children.append(frame)
+                    frame.hidden = hidden or parent.hidden
+                    frame.unlikely = (unlikely and tag != "body") or parent.unlikely
+                    frame.noise = tag in noise_tags or parent.noise
+                else:
+                    frame.hidden = hidden
+                frame.depth = len(estack)
+                frames.append(frame)
+                fstack.append(frame)
+                seg = None
+                glue = False
+            elif tag in break_tags:
+                glue = False
+            if tag == "a" or tag == "area" or tag == "frame":
+                href = el.get("src" if tag == "frame" else "href")
+                if href:
+                    agg = estack[-1 - levels] if len(estack) > levels else estack[0]
+                    link = RawLink(href, el, len(words), agg, "nofollow" in (el.get("rel") or ""))
+                    if seg is None:
+                        seg = Segment(fstack[-1], len(words))
+                        segments.append(seg)
+                    link.segment = seg
+                    links.append(link)
+                    lstack.append(link)
+                    in_link += 1
+                else:
+                    lstack.append(None)
+            text = el.text
+            if text:
+                add_text(text)
+        else:
+            span = estack.pop()
+            span[1] = len(words)
+            if tag.__class__ is str:
+                if (tag == "a" or tag == "area" or tag == "frame") and lstack:
+                    link = lstack.pop()
+                    if link is not None:
+                        in_link -= 1
+                        link.w1 = len(words)
+                if fstack and fstack[-1].depth == len(estack) + 1:
+                    frame = fstack.pop()
+                    frame.post = len(frames) - 1
+                    parent = frame.parent
+                    if parent is not None and not frame.hidden:
+                        parent.chars += frame.chars
+                        parent.link_chars += frame.link_chars
+                        parent.commas += frame.commas
+                        parent.n_p += frame.n_p
+                        parent.n_img += frame.n_img
+                        parent.n_li += frame.n_li
+                        parent.n_input += frame.n_input
+                        parent.n_embed += frame.n_embed
+                    seg = None
+                    glue = False
+                elif tag in break_tags:
+                    glue = False
+            tail = el.tail
+            if tail and fstack:
+                add_text(tail)
+    return out
