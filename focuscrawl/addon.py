@@ -20,6 +20,7 @@ EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,
     "focuscrawl.extensions.progress.HarvestLogStats": 0,
     "focuscrawl.extensions.crawllog.CrawlLog": 10,
+    "focuscrawl.extensions.statsfile.StatsFile": 20,
 }
 SCRAPY_DEFAULTS: dict[str, Any] = {
     "SCHEDULER": "focuscrawl.frontier.scheduler.FocusScheduler",
@@ -27,6 +28,7 @@ SCRAPY_DEFAULTS: dict[str, Any] = {
     "REDIRECT_MAX_TIMES": 10,
     "COOKIES_ENABLED": False,
     "TELNETCONSOLE_ENABLED": False,
+    "REMOTE_CONTROL_ENABLED": False,
     "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
 }
 

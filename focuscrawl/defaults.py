@@ -197,5 +197,23 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
+def update_readme(path: str = "README.md") -> None:
+    """Rewrite the table between the README's ``settings-table`` markers."""
+    import re
+    from pathlib import Path
+
+    readme = Path(path)
+    text = readme.read_text(encoding="utf-8")
+    block = f"<!-- settings-table -->\n{markdown_table()}\n<!-- /settings-table -->"
+    text = re.sub(r"<!-- settings-table -->.*?<!-- /settings-table -->", lambda _: block, text,
+                  flags=re.S)
+    readme.write_text(text, encoding="utf-8")
+
+
 if __name__ == "__main__":
-    print(markdown_table())
+    import sys
+
+    if sys.argv[1:] == ["--readme"]:
+        update_readme()
+    else:
+        print(markdown_table())

@@ -14,4 +14,4 @@ def test_every_setting_is_namespaced_documented_and_unique() -> None:
 
 def test_readme_settings_table_is_current() -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    assert markdown_table() in readme, "regenerate with: python -m focuscrawl.defaults"
+    assert markdown_table() in readme, "regenerate with: python -m focuscrawl.defaults --readme"

@@ -207,6 +207,19 @@ class RedisFrontier:
         result = self._run("push", args)
         return _RESULTS[result.decode()]
 
+    def push_many(self, items: list[tuple[str, float, bytes, dict[str, Any]]]) -> list[PushResult]:
+        """Push ``(url, score, fingerprint, data)`` items in one round trip (seeding, benches)."""
+
+        def call() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for url, score, fingerprint, data in items:
+                args = [host_of(url), repr(float(score) + 0.0), encode_entry(url, fingerprint, data)]
+                args += ["0", self._offsets(fingerprint)]
+                self._scripts["push"](keys=[], args=self._args(args), client=pipe)
+            return pipe.execute()
+
+        return [_RESULTS[r.decode()] for r in self._retry(call)]
+
     def pop(self, busy: HostBusy = never_busy) -> FrontierEntry | None:
         self.requeue_expired()
         start = 0
@@ -263,8 +276,11 @@ class RedisFrontier:
             return ""
         return bloom_offsets(fingerprint[:8], *self._bloom)
 
+    def _args(self, args: list[Any]) -> list[Any]:
+        return [self.prefix, self._bucket_bits, self.head_size, *args]
+
     def _run(self, name: str, args: list[Any]) -> Any:
-        full = [self.prefix, self._bucket_bits, self.head_size, *args]
+        full = self._args(args)
         return self._retry(lambda: self._scripts[name](keys=[], args=full))
 
     def _retry(self, call: Callable[[], T]) -> T:

@@ -18,6 +18,7 @@ from scrapy.core.scheduler import BaseScheduler
 from focuscrawl.frontier.base import Frontier, PushResult, host_of
 from focuscrawl.frontier.factory import build_frontier
 from focuscrawl.frontier.requests import FP_META, decode, encode, score_of
+from focuscrawl.frontier.urls import url_pattern
 from focuscrawl.signals import request_done
 
 if TYPE_CHECKING:
@@ -27,8 +28,16 @@ logger = logging.getLogger(__name__)
 
 
 class FocusScheduler(BaseScheduler):
-    def __init__(self, crawler: Crawler, host_slots: int = 0, max_pages_per_host: int = 0) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        host_slots: int = 0,
+        max_pages_per_host: int = 0,
+        max_pages_per_pattern: int = 0,
+    ) -> None:
         self.crawler = crawler
+        self.max_pages_per_pattern = max_pages_per_pattern
+        self._per_pattern: Counter[str] = Counter()
         self.stats = crawler.stats
         self.host_slots = host_slots
         self.max_pages_per_host = max_pages_per_host
@@ -45,6 +54,7 @@ class FocusScheduler(BaseScheduler):
             host_slots=s.getint("FOCUSCRAWL_HOST_SLOTS")
             or s.getint("CONCURRENT_REQUESTS_PER_DOMAIN"),
             max_pages_per_host=s.getint("FOCUSCRAWL_MAX_PAGES_PER_HOST"),
+            max_pages_per_pattern=s.getint("FOCUSCRAWL_MAX_PAGES_PER_PATTERN"),
         )
         # acknowledged once its outcome is known: a response, or a final failure the
         # spider's errback reports; a lease (Redis) expires for a worker that died first
@@ -82,6 +92,10 @@ class FocusScheduler(BaseScheduler):
         if self.max_pages_per_host and self._per_host[host] >= self.max_pages_per_host:
             self.stats.inc_value("focuscrawl/frontier/rejected/host_cap")
             return False
+        pattern = url_pattern(request.url) if self.max_pages_per_pattern else ""
+        if pattern and self._per_pattern[pattern] >= self.max_pages_per_pattern:
+            self.stats.inc_value("focuscrawl/frontier/rejected/pattern_cap")
+            return False
         fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
         score = score_of(request)
         try:
@@ -98,6 +112,8 @@ class FocusScheduler(BaseScheduler):
             self.stats.inc_value("focuscrawl/frontier/live_requests")
         if result is PushResult.ADDED:
             self._per_host[host] += 1
+            if pattern:
+                self._per_pattern[pattern] += 1
             self.stats.inc_value("focuscrawl/frontier/enqueued")
             return True
         if result is PushResult.UPGRADED:

@@ -49,6 +49,17 @@ def normalize(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path or "/", query, ""))
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def url_pattern(url: str) -> str:
+    """Host, path and query names with digit runs folded: ``/cal?m=2024-01`` → ``/cal?m=#-#``.
+
+    Many URLs of one pattern are the signature of a calendar or a paginated trap."""
+    parts = urlsplit(url)
+    return _DIGITS.sub("#", f"{parts.hostname}{parts.path}?{parts.query}")
+
+
 def trap_reason(url: str, limits: TrapLimits) -> str | None:
     """Why ``url`` looks like a crawler trap or is unusable, or None when it is fine."""
     if len(url) > limits.max_length:

@@ -1,0 +1,47 @@
+"""``FOCUSCRAWL_STATS_FILE``: the crawl's final stats as JSON, for tools that read a crawl."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Spider, signals
+from scrapy.exceptions import NotConfigured
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, int | float | str | bool) or value is None:
+        return value
+    return str(value)
+
+
+class StatsFile:
+    def __init__(self, crawler: Crawler, path: str) -> None:
+        self.crawler = crawler
+        self.path = Path(path)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StatsFile:
+        path = crawler.settings.get("FOCUSCRAWL_STATS_FILE")
+        if not path:
+            raise NotConfigured("FOCUSCRAWL_STATS_FILE is not set")
+        ext = cls(crawler, path)
+        # spider_closed runs before the stats collector clears its values
+        crawler.signals.connect(ext.spider_closed, signals.spider_closed)
+        return ext
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        assert self.crawler.stats is not None
+        stats = {k: _jsonable(v) for k, v in self.crawler.stats.get_stats().items()}
+        stats["finish_reason"] = reason
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(stats, indent=1, sort_keys=True), encoding="utf-8")
+        tmp.replace(self.path)

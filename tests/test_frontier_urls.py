@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import pytest
+
+from focuscrawl.frontier.urls import TrapLimits, normalize, trap_reason
+
+
+def test_normalize_drops_fragments_sessions_and_tracking() -> None:
+    assert normalize("HTTP://Ex.Test/a;jsessionid=XYZ?b=1&PHPSESSID=9&utm_source=x#frag") == (
+        "http://ex.test/a?b=1"
+    )
+    assert normalize("http://ex.test") == "http://ex.test/"
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://ex.test/a/b/c", None),
+        ("javascript:alert(1)", "scheme"),
+        ("mailto:x@ex.test", "scheme"),
+        ("http:///nohost", "scheme"),
+        ("http://ex.test/" + "/".join(f"d{i}" for i in range(20)), "path_depth"),
+        ("http://ex.test/cal/2024/cal/2025/cal/2026/cal/2027", "repeated_segment"),
+        ("http://ex.test/" + "x" * 3000, "too_long"),
+        ("http://[::1/bad", "malformed"),
+    ],
+)
+def test_trap_reasons(url: str, reason: str | None) -> None:
+    assert trap_reason(url, TrapLimits()) == reason

@@ -1,0 +1,126 @@
+"""The topical spider end to end: ``scrapy crawl topical`` in a subprocess against the test web."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def scrapy_crawl(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "topical", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def topic_file(tmp_path: Path, web: Any, topic: str = "birds") -> Path:
+    seeds = ", ".join(json.dumps(u) for u in web.seeds[topic])
+    path = tmp_path / f"{topic}.toml"
+    path.write_text(f'name = "{topic}"\nkeywords = ["{topic}"]\nseeds = [{seeds}]\n')
+    return path
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory, testweb_synthetic: Any) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("crawl")
+    proc = scrapy_crawl(
+        tmp,
+        "-a",
+        f"topic={topic_file(tmp, testweb_synthetic)}",
+        "-s",
+        "CLOSESPIDER_PAGECOUNT=250",
+        "-s",
+        f"FOCUSCRAWL_CRAWL_LOG={tmp / 'log.jsonl'}",
+        "-s",
+        f"FOCUSCRAWL_STATS_FILE={tmp / 'stats.json'}",
+        "-O",
+        f"{tmp / 'items.jsonl'}:jsonlines",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    read = lambda name: [json.loads(x) for x in (tmp / name).read_text().splitlines()]  # noqa: E731
+    return {
+        "log": read("log.jsonl"),
+        "items": read("items.jsonl"),
+        "stats": json.loads((tmp / "stats.json").read_text()),
+        "stderr": proc.stderr,
+    }
+
+
+def test_crawl_log_has_one_line_per_fetch_in_order(crawl: dict[str, Any]) -> None:
+    log = crawl["log"]
+    assert len(log) >= 250
+    assert [r["seq"] for r in log] == list(range(1, len(log) + 1))
+    assert all({"url", "status", "relevance", "score"} <= r.keys() for r in log)
+    assert len({r["url"] for r in log}) == len(log), "a URL was fetched twice"
+
+
+def test_items_carry_the_page_fields(crawl: dict[str, Any]) -> None:
+    items = crawl["items"]
+    assert items
+    for item in items:
+        assert {
+            "url",
+            "title",
+            "relevance",
+            "relevant",
+            "depth",
+            "parent",
+            "seq",
+            "fetched_at",
+        } <= (item.keys())
+        assert 0.0 <= item["relevance"] <= 1.0
+    assert any(i["relevant"] for i in items) and any(not i["relevant"] for i in items)
+
+
+def test_focused_crawl_harvests_well_above_the_base_rate(
+    crawl: dict[str, Any], testweb_synthetic: Any
+) -> None:
+    from focuscrawl.evaluation.synthetic import SyntheticWeb
+
+    web = SyntheticWeb(hosts=testweb_synthetic.hosts, port=testweb_synthetic.port)
+    pages = [web.url(p) for p in web.pages]
+    base_rate = sum(web.topic_of(u) == "birds" for u in pages) / len(pages)
+    fetched = [r["url"] for r in crawl["log"] if r["status"] == 200]
+    harvest = sum(web.topic_of(u) == "birds" for u in fetched) / len(fetched)
+    assert harvest > 2 * base_rate, (harvest, base_rate)
+
+
+def test_bad_cases_are_counted_not_fatal(crawl: dict[str, Any]) -> None:
+    stats = crawl["stats"]
+    assert stats["finish_reason"] == "closespider_pagecount"
+    assert "Traceback" not in crawl["stderr"]
+    assert stats.get("focuscrawl/harvest/relevant", 0) > 0
+    assert "Harvest" in crawl["stderr"] or "harvest rate" in crawl["stderr"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-a", "topic=birds of prey"], "has no seeds"),
+        (["-a", "topic=/nonexistent/x.toml"], "topic file not found"),
+        ([], "no topic"),
+    ],
+)
+def test_bad_topic_is_one_error_line_and_nonzero_exit(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    proc = scrapy_crawl(tmp_path, *args)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    # Scrapy logs its start-up banner first; then one error line ends the run
+    errors = [line for line in lines if "error" in line.lower()]
+    assert errors == [lines[-1]] and message in lines[-1], proc.stderr
+    assert "Traceback" not in proc.stderr
