@@ -193,17 +193,15 @@ class SyntheticWeb:
         others = [t for t in TOPICS if t != topic]
         stray = TOPICS[rng.choice(others)]["words"]
         share = 0.3 if topic else 0.2
-        words = []
-        for _ in range(n):
-            r = rng.random()
-            # Zipf-like: earlier topic words are more frequent.
-            if r < share:
-                words.append(rng.choices(topical, cum_weights=_zipf_cum_weights(len(topical)))[0])
-            elif r < share + 0.06:
-                words.append(rng.choice(stray))
-            else:
-                words.append(rng.choice(GENERAL))
-        return words
+        # Per word: topical (Zipf-like, earlier words more frequent), stray (another topic) or
+        # general; drawn in bulk so that building the web stays fast.
+        kinds = rng.choices((0, 1, 2), cum_weights=(share, share + 0.06, 1.0), k=n)
+        pools = (
+            iter(rng.choices(topical, cum_weights=_zipf_cum_weights(len(topical)), k=n)),
+            iter(rng.choices(stray, k=n)),
+            iter(rng.choices(GENERAL, k=n)),
+        )
+        return [next(pools[k]) for k in kinds]
 
     def _render(self, page: PageSpec) -> bytes:
         rng = self.rng
@@ -214,7 +212,7 @@ class SyntheticWeb:
         n_paras = rng.randint(3, 6)
         per_para = max(1, len(links) // n_paras + 1)
         for pi in range(n_paras):
-            words = [escape(w) for w in self._text(page.topic, rng.randint(40, 90))]
+            words = self._text(page.topic, rng.randint(40, 90))  # vocabulary needs no escaping
             words[0] = words[0].capitalize()
             chunk = links[pi * per_para : (pi + 1) * per_para]
             for target in chunk:
