@@ -126,7 +126,13 @@ def _clean(walk: Walk, roots: list[Frame], ruthless: bool) -> None:
         root.removed = root.hidden
         for f in frames[root.pre + 1 : root.post + 1]:
             p = f.parent
-            if p is None or p.removed or f.hidden or (ruthless and f.unlikely) or f.tag in ("form", "nav"):
+            if (
+                p is None
+                or p.removed
+                or f.hidden
+                or (ruthless and f.unlikely)
+                or f.tag in ("form", "nav")
+            ):
                 f.removed = True
             elif f.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
                 f.removed = (

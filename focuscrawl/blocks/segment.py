@@ -230,6 +230,7 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
                         seg = Segment(fstack[-1], len(words))
                         segments.append(seg)
                     link.segment = seg
+                    seg.links.append(link)
                     links.append(link)
                     lstack.append(link)
                     in_link += 1

@@ -1,31 +1,115 @@
-"""Parse each HTML response once; the spider reads the Page from ``response.meta``."""
+"""Parse each HTML response once; the spider reads the Page from ``response.meta``.
+
+``PartitionMiddleware.process_response`` partitions every 2xx HTML response into a
+:class:`~focuscrawl.blocks.Page` and stores it in ``request.meta["focuscrawl_page"]`` (the dict
+``response.meta`` returns once the response reaches the spider). Responses that give no page are
+counted in the stats as ``focuscrawl/partition/<case>``: ``status`` (not 2xx), ``non_html``,
+``empty``, ``binary``, ``unparsable``, ``error`` (an unexpected exception, logged); bodies over
+``FOCUSCRAWL_MAX_PAGE_BYTES`` are cut to that size first (``truncated``) and still parsed.
+
+Register it below ``HttpCompressionMiddleware`` (590) and the redirect/retry middlewares, e.g.
+at 90, so it sees the final, decompressed body exactly once.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
-from scrapy import Request, Spider
-from scrapy.http import Response, TextResponse
+from scrapy.http import HtmlResponse, Response, TextResponse
 
-from focuscrawl.blocks import partition
+from focuscrawl.blocks import Page, partition
+from focuscrawl.blocks.decode import is_binary
 
 if TYPE_CHECKING:
+    from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+PAGE_META = "focuscrawl_page"
+_HTML_TYPES = (b"html", b"xhtml")
 
 
 class PartitionMiddleware:
-    def __init__(self, crawler: Crawler) -> None:
-        self.stats = crawler.stats
+    def __init__(
+        self,
+        stats: StatsCollector,
+        *,
+        max_page_bytes: int,
+        context_levels: int,
+        context_words: int,
+    ) -> None:
+        self.stats = stats
+        self.max_page_bytes = max_page_bytes
+        self.context_levels = context_levels
+        self.context_words = context_words
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PartitionMiddleware:
-        return cls(crawler)
+        settings = crawler.settings
+        assert crawler.stats is not None
+        return cls(
+            crawler.stats,
+            max_page_bytes=settings.getint("FOCUSCRAWL_MAX_PAGE_BYTES", 5 * 1024 * 1024),
+            context_levels=settings.getint("FOCUSCRAWL_LINK_CONTEXT_LEVELS", 3),
+            context_words=settings.getint("FOCUSCRAWL_LINK_CONTEXT_WORDS", 20),
+        )
 
-    def process_response(self, request: Request, response: Response, spider: Spider) -> Response:
-        if isinstance(response, TextResponse) and b"html" in (
-            response.headers.get("Content-Type") or b"text/html"
-        ):
-            request.meta["focuscrawl_page"] = partition(response.text, response.url)
-        else:
-            self.stats.inc_value("focuscrawl/partition/non_html")
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        try:
+            page = self._page(response)
+        except Exception:  # a parser bug must not lose the response: count, log, go on
+            logger.exception("partition failed for %s", response.url)
+            self._count("error")
+            return response
+        if page is not None:
+            request.meta[PAGE_META] = page
         return response
+
+    def _page(self, response: Response) -> Page | None:
+        if not 200 <= response.status < 300:
+            self._count("status")
+            return None
+        if not self._is_html(response):
+            self._count("non_html")
+            return None
+        assert isinstance(response, TextResponse)
+        body = response.body
+        if not body.strip():
+            self._count("empty")
+            return None
+        if is_binary(body):
+            self._count("binary")
+            return None
+        if self.max_page_bytes and len(body) > self.max_page_bytes:
+            self._count("truncated")
+            text = body[: self.max_page_bytes].decode(response.encoding, errors="replace")
+        else:
+            text = response.text
+        page = partition(
+            text,
+            response.url,
+            context_levels=self.context_levels,
+            context_words=self.context_words,
+        )
+        if page.error:
+            self._count(page.error)
+            return None
+        self._count("pages")
+        return page
+
+    @staticmethod
+    def _is_html(response: Response) -> bool:
+        if isinstance(response, HtmlResponse):
+            return True
+        if not isinstance(response, TextResponse):
+            return False
+        ctype = (response.headers.get(b"Content-Type") or b"").lower()
+        return any(t in ctype for t in _HTML_TYPES)
+
+    def _count(self, case: str) -> None:
+        self.stats.inc_value(f"focuscrawl/partition/{case}")

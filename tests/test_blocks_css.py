@@ -1,0 +1,51 @@
+"""<style> sheets and inline styles: hiding and sidebar cues by tag, class and id."""
+
+from __future__ import annotations
+
+from focuscrawl.blocks import main_text
+from focuscrawl.blocks.css import inline_hidden, inline_sidebar, parse_sheets
+
+SHEET = """
+/* .commented {display:none} */
+.hid { color: red; DISPLAY : none }
+#ad, .promo { visibility:hidden }
+aside { display: none }
+.left { float: left; width: 20% }
+#fixed { position: fixed }
+a:hover { display: none }
+.menu .sub { display: none }
+.a.b { display: none }
+@media (max-width: 600px) { .desktop { display: none } .x { float: right } }
+@import url(other.css);
+.after-media { display: none }
+"""
+
+
+def test_rules_by_tag_class_and_id() -> None:
+    r = parse_sheets([SHEET])
+    assert r.hidden_classes == {"hid", "promo", "after-media"}
+    assert r.hidden_ids == {"ad"}
+    assert r.hidden_tags == {"aside"}
+    assert r.sidebar_classes == {"left"} and r.sidebar_ids == {"fixed"}
+    assert r.hidden("div", ["x", "hid"], None) and r.hidden("p", [], "ad")
+    assert not r.hidden("div", ["desktop"], None)  # only hidden under a media query
+    assert r.sidebar(["left"], None) and not r.sidebar(["hid"], None)
+
+
+def test_inline_styles() -> None:
+    assert inline_hidden("color:red; display : none")
+    assert inline_hidden("visibility:hidden")
+    assert not inline_hidden("display:block")
+    assert inline_sidebar("float:right") and not inline_sidebar("float:none")
+
+
+def test_hidden_text_is_not_main_text() -> None:
+    body = "A paragraph about owls, their calls, and their night hunting habits. " * 8
+    html = (
+        f"<style>{SHEET}</style><div><p>{body}</p><p class='hid'>class hidden</p>"
+        "<p id='ad'>id hidden</p><aside>tag hidden</aside></div>"
+    )
+    text = main_text(html, "http://e.org/")
+    assert "owls" in text
+    for hidden in ("class hidden", "id hidden", "tag hidden"):
+        assert hidden not in text

@@ -1,0 +1,118 @@
+"""partition(): blocks, kinds, main text, links, headings, contexts on hand-made pages."""
+
+from __future__ import annotations
+
+from focuscrawl.blocks import main_text, partition
+
+ARTICLE = " ".join(
+    f"Sentence {i} about the migration of arctic terns, which fly far, and rest little."
+    for i in range(12)
+)
+
+PAGE = f"""<!doctype html><html><head><title> Terns  of the Arctic </title>
+<base href="http://example.org/birds/">
+<style>.promo {{display: none}} #side {{float: right; width: 20%}}</style></head>
+<body>
+<header><a href="/">Home</a> <a href="/about">About</a></header>
+<nav class="menu"><ul><li><a href="/a">Alpha</a></li><li><a href="/b">Beta</a></li></ul></nav>
+<div class="article-body">
+  <h1>Arctic terns</h1>
+  <p>{ARTICLE} See <a href="terns.html#range">their range</a> for more.</p>
+  <p>{ARTICLE}</p>
+  <div class="promo"><p>Buy our hidden newsletter now please, it is great, really great.</p></div>
+  <h2>Related</h2>
+</div>
+<div id="side"><ul>
+  <li><a href="gulls.html">Gulls and terns of the arctic</a></li>
+  <li><a href="puffins.html">Puffins</a></li></ul></div>
+<footer class="site-footer">© 2024 <a href="/legal">Legal</a></footer>
+</body></html>"""
+
+
+def test_main_text_keeps_the_article_and_drops_the_rest() -> None:
+    text = main_text(PAGE, "http://example.org/x")
+    assert "Sentence 11 about the migration" in text
+    assert "Home" not in text and "Legal" not in text and "Alpha" not in text
+    assert "hidden newsletter" not in text  # display:none by a <style> class rule
+    assert "Puffins" not in text
+
+
+def test_title_headings_and_base() -> None:
+    page = partition(PAGE, "http://example.org/x")
+    assert page.title == "Terns of the Arctic"
+    assert page.headings[:2] == ["Arctic terns", "Related"]
+    assert page.base_url == "http://example.org/birds/"
+    assert page.error == ""
+
+
+def test_links_are_absolute_defragmented_and_classified() -> None:
+    page = partition(PAGE, "http://example.org/x")
+    by_url = {link.url: link for link in page.links}
+    terns = by_url["http://example.org/birds/terns.html"]  # resolved against <base>, no #range
+    assert terns.anchor == "their range"
+    assert terns.block_kind == "text" and not terns.noise
+    assert page.blocks[terns.block_id].kind == "text"
+    assert terns in page.blocks[terns.block_id].links
+    assert by_url["http://example.org/a"].noise  # nav
+    assert by_url["http://example.org/legal"].noise  # footer
+    gulls = by_url["http://example.org/birds/gulls.html"]
+    assert not gulls.noise and gulls.block_kind == "link"
+    assert terns.block_weight > gulls.block_weight > by_url["http://example.org/a"].block_weight
+    for link in page.links:
+        assert 0.0 <= link.block_weight <= 1.0
+        assert link.url.startswith("http") and "#" not in link.url
+
+
+def test_block_kinds_and_weights() -> None:
+    page = partition(PAGE, "http://example.org/x")
+    kinds = {b.kind for b in page.blocks}
+    assert kinds == {"text", "link", "noise"}
+    for i, block in enumerate(page.blocks):
+        assert block.id == i and 0.0 <= block.weight <= 1.0
+    text_w = min(b.weight for b in page.blocks if b.kind == "text")
+    noise_w = max(b.weight for b in page.blocks if b.kind == "noise")
+    assert text_w > noise_w
+
+
+def test_context_is_a_word_window_around_the_anchor() -> None:
+    html = "<div><p>" + " ".join(f"w{i}" for i in range(50)) + ' <a href="/t">target</a> '
+    html += " ".join(f"v{i}" for i in range(50)) + "</p></div>"
+    page = partition(html, "http://e.org/", context_levels=1, context_words=3)
+    assert page.links[0].context == "w47 w48 w49 v0 v1 v2"
+    page = partition(html, "http://e.org/", context_levels=0, context_words=3)
+    assert page.links[0].context == ""  # the anchor is its own aggregation node
+
+
+def test_context_levels_bound_the_aggregation_node() -> None:
+    html = '<div>outer words here <p>inner <span><a href="/t">x</a></span> text</p></div>'
+    near = partition(html, "http://e.org/", context_levels=2, context_words=10).links[0]
+    far = partition(html, "http://e.org/", context_levels=3, context_words=10).links[0]
+    assert near.context == "inner text"
+    assert far.context == "outer words here inner text"
+
+
+def test_non_followable_links_are_dropped_and_nofollow_kept() -> None:
+    html = (
+        '<p><a href="javascript:void(0)">j</a><a href="mailto:a@b">m</a><a href="#top">t</a>'
+        '<a href=" /ok ">ok</a><a href="https://x.org/n" rel="nofollow">n</a></p>'
+    )
+    page = partition(html, "http://e.org/p")
+    assert [(link.url, link.nofollow) for link in page.links] == [
+        ("http://e.org/ok", False),
+        ("https://x.org/n", True),
+    ]
+
+
+def test_image_link_anchor_falls_back_to_alt() -> None:
+    page = partition('<p><a href="/i"><img alt="A puffin"></a></p>', "http://e.org/")
+    assert page.links[0].anchor == "A puffin"
+
+
+def test_inline_hidden_and_words_glued_across_inline_tags() -> None:
+    html = (
+        f'<div><p><b>W</b>ord and {ARTICLE}</p><p style="display:none">secret words</p>'
+        "<p hidden>more secret</p></div>"
+    )
+    text = main_text(html, "http://e.org/")
+    assert text.startswith("Word and")
+    assert "secret" not in text
