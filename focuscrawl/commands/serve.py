@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     log = args.crawl_log or (
         Path(os.environ["FOCUSCRAWL_CRAWL_LOG"]) if os.environ.get("FOCUSCRAWL_CRAWL_LOG") else None
     )
-    stats = args.stats or index.parent / "stats.json"
+    stats = args.stats or Path(
+        os.environ.get("FOCUSCRAWL_STATS_FILE") or index.parent / "stats.json"
+    )
     sources = Sources(index=index, crawl_log=log, stats=stats, weights=weights_from(args))
     try:
         server = make_server(sources, args.host, args.port)

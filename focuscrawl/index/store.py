@@ -81,7 +81,7 @@ class PageIndex:
         self.path = path
 
     @classmethod
-    def open(cls, path: str | Path, *, readonly: bool = False) -> PageIndex:
+    def open(cls, path: str | Path, *, readonly: bool = False, cache_mb: int = 64) -> PageIndex:
         path = str(path)
         if readonly:
             if not Path(path).is_file():
@@ -99,6 +99,7 @@ class PageIndex:
                 (str(SCHEMA_VERSION),),
             )
             conn.commit()
+        conn.execute(f"PRAGMA cache_size = {-1024 * int(cache_mb)}")  # KiB when negative
         index = cls(conn, path)
         index._check_schema()
         return index

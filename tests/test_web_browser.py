@@ -1,0 +1,137 @@
+"""End to end: a real crawl of the test web feeds the index; ``focuscrawl serve`` is driven by
+Debian's headless chromium through Playwright (never a downloaded browser)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from focuscrawl.index import PageIndex
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = os.environ.get("FOCUSCRAWL_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]  # fmt: skip
+PAGES = 150
+
+
+@pytest.fixture(scope="module")
+def crawl(tmp_path_factory: pytest.TempPathFactory, testweb_synthetic: Any) -> Path:
+    """A real ``scrapy crawl topical`` of the synthetic web with the IndexPipeline on."""
+    tmp = tmp_path_factory.mktemp("webcrawl")
+    (tmp / "indexed_settings.py").write_text(
+        "from focuscrawl.settings import *  # noqa: F403\n"
+        "ITEM_PIPELINES = {'focuscrawl.pipelines.index.IndexPipeline': 800}\n"
+    )
+    seeds = ", ".join(json.dumps(u) for u in testweb_synthetic.seeds["birds"])
+    topic = tmp / "birds.toml"
+    topic.write_text(f'name = "birds"\nkeywords = ["birds"]\nseeds = [{seeds}]\n')
+    env = {
+        **os.environ,
+        "SCRAPY_SETTINGS_MODULE": "indexed_settings",
+        "PYTHONPATH": os.pathsep.join([str(tmp), os.environ.get("PYTHONPATH", "")]),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic}",
+         "-s", f"CLOSESPIDER_PAGECOUNT={PAGES}",
+         "-s", f"FOCUSCRAWL_DATA_DIR={tmp / 'data'}",
+         "-s", f"FOCUSCRAWL_CRAWL_LOG={tmp / 'log.jsonl'}",
+         "-s", f"FOCUSCRAWL_STATS_FILE={tmp / 'data' / 'stats.json'}"],
+        cwd=tmp, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def server(crawl: Path) -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "focuscrawl.cli", "serve", "--port", "0",
+         "--index", str(crawl / "data" / "index.sqlite"), "--crawl-log", str(crawl / "log.jsonl")],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # the ready line: the server is listening
+    try:
+        assert line, f"focuscrawl serve exited with {proc.wait()}"
+        yield json.loads(line)["url"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"{CHROMIUM} missing (.ci/run installs it: apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def test_crawl_filled_the_index(crawl: Path) -> None:
+    log = [json.loads(x) for x in (crawl / "log.jsonl").read_text().splitlines()]
+    relevant = {r["url"] for r in log if r.get("relevant")}
+    with PageIndex.open(crawl / "data" / "index.sqlite", readonly=True) as ix:
+        indexed = {p["url"] for p in ix.pages()}
+    assert indexed and indexed <= relevant
+    assert len(indexed) >= 0.9 * len(relevant)  # every relevant HTML page, bar a few non-items
+
+
+def test_search_from_the_page(crawl: Path, server: str, browser: Any) -> None:
+    with PageIndex.open(crawl / "data" / "index.sqlite", readonly=True) as ix:
+        best = max(ix.pages(), key=lambda p: p["relevance"])
+    page = browser.new_page()
+    page.goto(server)
+    page.fill("#q", best["title"])
+    page.click("#go")
+    page.wait_for_selector("#results, #error, #none")
+    hits = page.locator("#results .hit")
+    assert hits.count() >= 1
+    urls = [hits.nth(i).locator(".url").inner_text() for i in range(hits.count())]
+    assert best["url"] in urls[:3]
+    assert page.locator("#results mark").count() >= 1  # highlighted snippet words
+    # a query of FTS syntax only is a message on the page, not an error page
+    page.fill("#q", '"(*)"')
+    page.click("#go")
+    assert "no searchable words" in page.locator("#error").inner_text()
+    page.close()
+
+
+def test_dashboard_shows_figures_and_plot(crawl: Path, server: str, browser: Any) -> None:
+    fetched = len((crawl / "log.jsonl").read_text().splitlines())
+    page = browser.new_page(viewport={"width": 1100, "height": 1400})
+    page.goto(server + "dashboard")
+    summary = page.locator("#summary").inner_text()
+    assert f"pages fetched\t{fetched}" in summary
+    plot = page.locator("#harvest-plot")
+    plot.scroll_into_view_if_needed()
+    page.wait_for_function("document.getElementById('harvest-plot').complete")
+    natural = page.evaluate(
+        "() => { const i = document.getElementById('harvest-plot'); return [i.naturalWidth, i.naturalHeight]; }"
+    )
+    assert natural == [800, 360]
+    shot = Image.open(io.BytesIO(plot.screenshot())).convert("RGB")
+    assert shot.size[0] >= 800 and shot.size[1] >= 360
+    pixels = list(shot.getdata())
+    ink = sum(1 for r, g, b in pixels if r + g + b < 600)
+    blue = sum(1 for r, g, b in pixels if b > 120 and r < 40 and 60 < g < 110)  # the #08519c line
+    assert ink > 0.01 * len(pixels), "the plot looks blank"
+    assert blue > 200, "the cumulative harvest-rate line is missing"
+    page.close()
