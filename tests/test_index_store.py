@@ -36,8 +36,13 @@ def test_open_errors(tmp_path: Path) -> None:
         PageIndex.open(tmp_path / "missing.sqlite", readonly=True)
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(ValueError, match="not a focuscrawl index"):
-        PageIndex.open(bad, readonly=True)
+    for readonly in (True, False):
+        with pytest.raises(ValueError, match="not a focuscrawl index"):
+            PageIndex.open(bad, readonly=readonly)
+    # a path with URI-special characters opens read-only
+    odd = tmp_path / "a?b#c.sqlite"
+    PageIndex.open(odd).close()
+    PageIndex.open(odd, readonly=True).close()
 
 
 def test_relevance_reorders_equal_text_matches() -> None:

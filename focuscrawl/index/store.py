@@ -82,26 +82,35 @@ class PageIndex:
 
     @classmethod
     def open(cls, path: str | Path, *, readonly: bool = False, cache_mb: int = 64) -> PageIndex:
+        """Open (``readonly=False``: create if missing) the index; ValueError if not an index."""
         path = str(path)
         if readonly:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no index at {path}")
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            uri = Path(path).resolve().as_uri() + "?mode=ro"
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         else:
             if path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
-            conn.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)",
-                (str(SCHEMA_VERSION),),
-            )
-            conn.commit()
-        conn.execute(f"PRAGMA cache_size = {-1024 * int(cache_mb)}")  # KiB when negative
-        index = cls(conn, path)
-        index._check_schema()
+        try:
+            if not readonly:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+                conn.commit()
+            conn.execute(f"PRAGMA cache_size = {-1024 * int(cache_mb)}")  # KiB when negative
+            index = cls(conn, path)
+            index._check_schema()
+        except (sqlite3.DatabaseError, ValueError) as exc:
+            conn.close()
+            if isinstance(exc, ValueError):
+                raise
+            raise ValueError(f"{path} is not a focuscrawl index: {exc}") from exc
         return index
 
     def _check_schema(self) -> None:
