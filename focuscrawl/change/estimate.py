@@ -1,0 +1,90 @@
+"""Change-rate estimators of Cho & Garcia-Molina ("Estimating frequency of change", 2003).
+
+A page is assumed to change as a Poisson process of rate λ (changes per second here; any unit
+works as long as intervals use it). A visit only tells whether the page changed at least once
+since the previous visit, so the naive rate X/T underestimates λ when pages change faster than
+they are visited.
+
+- Regular visits (interval I, n intervals, X of them with a change): the improved, nearly
+  unbiased estimator  λ̂ = −ln((n − X + 0.5) / (n + 0.5)) / I.  It stays finite when X = n.
+- Irregular visits (intervals t_i, the ones with a change C, without U): the maximum likelihood
+  estimate, the root of  Σ_{i∈C} t_i / (e^{λ t_i} − 1) = Σ_{j∈U} t_j ; 0 when nothing changed,
+  and, when every interval changed (no finite root), the regular estimator over the mean interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+CHANGE_STATUSES = frozenset({"significant", "deleted", "new"})
+
+
+def rate_regular(n: int, changes: int, interval: float) -> float:
+    """Improved estimator for ``n`` regular visits of ``interval``, ``changes`` of which changed."""
+    if n <= 0 or interval <= 0:
+        return 0.0
+    if not 0 <= changes <= n:
+        raise ValueError(f"changes must be in [0, {n}], got {changes}")
+    return -math.log((n - changes + 0.5) / (n + 0.5)) / interval
+
+
+def _score(lam: float, changed: Sequence[float], unchanged_total: float) -> float:
+    # derivative of the log-likelihood, divided through: decreasing in lam
+    return sum(t / math.expm1(lam * t) for t in changed) - unchanged_total
+
+
+def rate_irregular(intervals: Sequence[float], changed: Sequence[bool]) -> float:
+    """Maximum likelihood rate from irregular ``intervals`` and whether each saw a change."""
+    if len(intervals) != len(changed):
+        raise ValueError("intervals and changed must have the same length")
+    pairs = [(t, c) for t, c in zip(intervals, changed, strict=True) if t > 0]
+    if not pairs:
+        return 0.0
+    ch = [t for t, c in pairs if c]
+    unchanged_total = sum(t for t, c in pairs if not c)
+    if not ch:
+        return 0.0
+    if unchanged_total <= 0:  # every interval changed: no finite MLE
+        return rate_regular(len(ch), len(ch), sum(ch) / len(ch))
+    lo, hi = 1e-12, 1.0 / min(ch)
+    while _score(hi, ch, unchanged_total) > 0:  # widen until the root is bracketed
+        hi *= 2.0
+        if hi > 1e12:
+            return hi
+    for _ in range(100):  # bisection on a log scale
+        mid = math.sqrt(lo * hi)
+        if _score(mid, ch, unchanged_total) > 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi / lo < 1.0 + 1e-9:
+            break
+    return math.sqrt(lo * hi)
+
+
+def rate_from_history(
+    visits: Sequence[tuple[float, str]],
+    regular_tolerance: float = 0.05,
+    change_statuses: frozenset[str] = CHANGE_STATUSES,
+) -> float | None:
+    """λ̂ from visits ``(fetched_at, status)`` in time order; ``None`` with fewer than 2 visits.
+
+    The first visit only starts the clock. Intervals within ``regular_tolerance`` of their mean
+    use the regular estimator, others the irregular one.
+    """
+    if len(visits) < 2:
+        return None
+    intervals = [b[0] - a[0] for a, b in zip(visits, visits[1:], strict=False)]
+    changed = [b[1] in change_statuses for b in visits[1:]]
+    mean = sum(intervals) / len(intervals)
+    if mean <= 0:
+        return None
+    if all(abs(t - mean) <= regular_tolerance * mean for t in intervals):
+        return rate_regular(len(intervals), sum(changed), mean)
+    return rate_irregular(intervals, changed)
+
+
+def prob_changed(rate: float, elapsed: float) -> float:
+    """P(at least one change in ``elapsed``) for a Poisson rate."""
+    return -math.expm1(-rate * max(0.0, elapsed))

@@ -1,0 +1,146 @@
+"""Fingerprints of one version of a page: headers, size, body hash, document index, simhash.
+
+A :class:`Fingerprints` is what the change store keeps per version and what every detection
+technique compares: Last-Modified, ETag, size and body hash come from the HTTP exchange; the
+document index (term → count of the text blocks and the title), its hash, the simhash and the
+hash of the content links come from the partitioned :class:`~focuscrawl.blocks.model.Page`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from focuscrawl.blocks.model import Page
+from focuscrawl.change.simhash import simhash64
+from focuscrawl.change.terms import document_index
+
+
+def short_hash(data: bytes) -> str:
+    """A 64-bit blake2b digest in hex: plenty to tell versions of one URL apart."""
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """What counts as content and when its change is significant (``FOCUSCRAWL_CHANGE_*``)."""
+
+    min_terms: int = 1  # term occurrences added + removed
+    min_fraction: float = 0.0  # … as a fraction of the old version's term occurrences
+    mask_dates: bool = False  # treat a bare date stamp as noise (see terms.DATE_RULES)
+    simhash_bits: int = 0  # the simhash technique: changed when more bits than this differ
+    # noise blocks at least this content-like still count as content: the partition gives
+    # 0.05 to blocks marked by a cue (nav, footer, ads, sidebars) and 0.15 to unmarked text
+    # outside the article (data tables, figures: a fund's value is such a block)
+    min_block_weight: float = 0.1
+
+
+DEFAULT_THRESHOLDS = Thresholds()
+
+
+@dataclass(slots=True)
+class Fingerprints:
+    size: int = 0  # body bytes
+    body_hash: str = ""  # hash of the raw body
+    text_hash: str = ""  # hash of the document index: equal ⇔ same content terms
+    links_hash: str = ""  # hash of the content links (url + anchor), noise links left out
+    simhash: int = 0  # 64-bit simhash of the document index
+    etag: str = ""
+    last_modified: str = ""
+    doc_index: dict[str, int] = field(default_factory=dict)
+
+    # --- compact, versioned serialisation (the stores keep this) -------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """A compact JSON-able dict; the document index is zlib-compressed JSON in base64."""
+        packed = zlib.compress(json.dumps(self.doc_index, separators=(",", ":")).encode(), 6)
+        return {
+            "v": 1,
+            "s": self.size,
+            "b": self.body_hash,
+            "t": self.text_hash,
+            "l": self.links_hash,
+            "h": f"{self.simhash:016x}",
+            "e": self.etag,
+            "m": self.last_modified,
+            "d": base64.b64encode(packed).decode("ascii"),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Fingerprints:
+        """Read what :meth:`to_dict` wrote; unknown or missing fields fall back to empty.
+
+        Raises ``ValueError`` for data that is not a fingerprint record at all.
+        """
+        if not isinstance(data, dict):
+            raise ValueError(f"not a fingerprint record: {type(data).__name__}")
+        doc: dict[str, int] = {}
+        if data.get("d"):
+            try:
+                doc = json.loads(zlib.decompress(base64.b64decode(data["d"])))
+            except (ValueError, zlib.error) as exc:
+                raise ValueError(f"corrupt document index: {exc}") from exc
+        return cls(
+            size=int(data.get("s", 0)),
+            body_hash=str(data.get("b", "")),
+            text_hash=str(data.get("t", "")),
+            links_hash=str(data.get("l", "")),
+            simhash=int(str(data.get("h", "0")) or "0", 16),
+            etag=str(data.get("e", "")),
+            last_modified=str(data.get("m", "")),
+            doc_index=doc,
+        )
+
+
+def text_of(page: Page, min_block_weight: float = Thresholds.min_block_weight) -> list[str]:
+    """What counts as content: the title, the text blocks and the noise blocks of at least
+    ``min_block_weight`` (link blocks and cue-marked noise — nav, ads, footer — left out)."""
+    texts = [page.title] if page.title else []
+    texts.extend(
+        b.text
+        for b in page.blocks
+        if b.text and (b.kind == "text" or (b.kind == "noise" and b.weight >= min_block_weight))
+    )
+    return texts
+
+
+def links_hash(page: Page) -> str:
+    pairs = sorted({f"{link.url}\t{link.anchor}" for link in page.links if not link.noise})
+    return short_hash("\n".join(pairs).encode()) if pairs else ""
+
+
+def index_hash(index: dict[str, int]) -> str:
+    return short_hash(json.dumps(sorted(index.items()), separators=(",", ":")).encode())
+
+
+def fingerprint(
+    page: Page | None,
+    body: bytes | str = b"",
+    headers: dict[str, str] | None = None,
+    *,
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> Fingerprints:
+    """The fingerprints of one version: ``page`` parsed from ``body`` served with ``headers``.
+
+    ``page`` may be ``None`` (a body that is not HTML, or a 304 with no body): then only the
+    HTTP-level fingerprints are filled.
+    """
+    raw = body.encode("utf-8") if isinstance(body, str) else body
+    h = {k.lower(): v for k, v in (headers or {}).items()}
+    fp = Fingerprints(
+        size=len(raw),
+        body_hash=short_hash(raw),
+        etag=h.get("etag", ""),
+        last_modified=h.get("last-modified", ""),
+    )
+    if page is not None and not page.error:
+        fp.doc_index = document_index(
+            text_of(page, thresholds.min_block_weight), mask_dates=thresholds.mask_dates
+        )
+        fp.text_hash = index_hash(fp.doc_index)
+        fp.simhash = simhash64(fp.doc_index)
+        fp.links_hash = links_hash(page)
+    return fp

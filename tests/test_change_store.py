@@ -1,0 +1,240 @@
+"""One contract suite for every ChangeStore backend (SQLite, and Redis on a real server)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.change.fingerprint import Fingerprints
+from focuscrawl.change.store import (
+    ChangeStore,
+    StoreError,
+    append_history,
+    decode_history,
+    open_store,
+)
+from focuscrawl.change.store_redis import RedisChangeStore
+from focuscrawl.change.store_sqlite import SqliteChangeStore
+
+
+def fp(body: str, etag: str = "") -> Fingerprints:
+    return Fingerprints(
+        size=len(body),
+        body_hash=f"h-{body}",
+        text_hash=f"t-{body}",
+        etag=etag,
+        doc_index={w: 1 for w in body.split()},
+        simhash=len(body),
+    )
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ChangeStore]:
+    if request.param == "sqlite":
+        s: ChangeStore = SqliteChangeStore(str(tmp_path / "data" / "change.sqlite3"), max_history=5)
+    else:
+        request.getfixturevalue("redis_client")  # flushes the db before and after
+        s = RedisChangeStore(request.getfixturevalue("redis_url"), prefix="t", max_history=5)
+    s.open()
+    yield s
+    s.close()
+
+
+def test_record_and_get_round_trip(store: ChangeStore) -> None:
+    assert store.get("http://a/") is None
+    rec = store.record("http://a/", fp("one two", '"e1"'), "new", 100.0, {"depth": 1})
+    assert rec.status == "new" and rec.last_fetched == 100.0
+    got = store.get("http://a/")
+    assert got is not None
+    assert got.fingerprints == fp("one two", '"e1"')
+    assert got.history == [(100.0, "new")]
+    assert got.features == {"depth": 1}
+    assert len(store) == 1
+
+
+def test_unchanged_and_deleted_keep_the_last_fingerprints(store: ChangeStore) -> None:
+    store.record("u", fp("v1"), "new", 1.0)
+    store.record("u", None, "unchanged", 2.0)
+    store.record("u", fp("ignored"), "deleted", 3.0)
+    rec = store.get("u")
+    assert rec is not None and rec.fingerprints == fp("v1")
+    assert [s for _, s in rec.history] == ["new", "unchanged", "deleted"]
+    assert rec.deleted and rec.last_changed == 3.0
+    store.record("u", fp("v2"), "significant", 4.0)
+    rec = store.get("u")
+    assert rec is not None and rec.fingerprints == fp("v2") and not rec.deleted
+
+
+def test_history_is_bounded_and_ordered(store: ChangeStore) -> None:
+    for i in range(8):
+        store.record("u", fp(f"v{i}"), "significant" if i % 2 else "insignificant", float(i))
+    rec = store.get("u")
+    assert rec is not None
+    assert [t for t, _ in rec.history] == [3.0, 4.0, 5.0, 6.0, 7.0]
+
+
+def test_features_merge(store: ChangeStore) -> None:
+    store.record("u", fp("a"), "new", 1.0, {"depth": 2, "size": 10})
+    store.record("u", fp("b"), "significant", 2.0, {"size": 20})
+    rec = store.get("u")
+    assert rec is not None and rec.features == {"depth": 2, "size": 20}
+
+
+def test_records_lists_every_page(store: ChangeStore) -> None:
+    urls = {f"http://h/{i}" for i in range(1200)}
+    for u in urls:
+        store.record(u, fp(u), "new", 1.0)
+    assert {r.url for r in store.records()} == urls
+    assert len(store) == 1200
+
+
+def test_unknown_status_is_refused(store: ChangeStore) -> None:
+    with pytest.raises(ValueError, match="unknown change status"):
+        store.record("u", fp("a"), "weird", 1.0)
+    assert store.get("u") is None
+
+
+def test_reopen_keeps_data(store: ChangeStore) -> None:
+    store.record("u", fp("a"), "new", 1.0)
+    store.close()
+    store.open()
+    rec = store.get("u")
+    assert rec is not None and rec.fingerprints == fp("a")
+
+
+def test_history_codec_skips_garbage() -> None:
+    text = append_history("1.000 n;junk;2.5 x;3.000 s", "4.000 u", 10)
+    assert decode_history(text) == [(1.0, "new"), (3.0, "significant"), (4.0, "unchanged")]
+
+
+# --- SQLite specifics: schema versions ------------------------------------------------------
+def test_sqlite_upgrades_a_version_1_store(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.execute(
+        "CREATE TABLE pages (url TEXT PRIMARY KEY, fp TEXT NOT NULL DEFAULT '', "
+        "history TEXT NOT NULL DEFAULT '')"
+    )
+    db.execute("INSERT INTO pages VALUES (?, ?, ?)", ("u", '{"s": 3, "b": "x"}', "5.000 n"))
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    db.close()
+    store = SqliteChangeStore(str(path))
+    store.open()
+    rec = store.get("u")
+    assert rec is not None and rec.fingerprints is not None
+    assert rec.fingerprints.size == 3 and rec.fingerprints.doc_index == {}
+    assert rec.history == [(5.0, "new")]
+    store.record("u", fp("b"), "significant", 6.0, {"depth": 1})
+    assert store.get("u").features == {"depth": 1}  # type: ignore[union-attr]
+    store.close()
+
+
+def test_sqlite_refuses_newer_schema_and_foreign_files(tmp_path: Path) -> None:
+    newer = tmp_path / "newer.sqlite3"
+    db = sqlite3.connect(newer)
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    with pytest.raises(StoreError, match="newer focuscrawl"):
+        SqliteChangeStore(str(newer)).open()
+    foreign = tmp_path / "foreign.sqlite3"
+    db = sqlite3.connect(foreign)
+    db.execute("CREATE TABLE other (x)")
+    db.close()
+    with pytest.raises(StoreError, match="not a change store"):
+        SqliteChangeStore(str(foreign)).open()
+    junk = tmp_path / "junk.sqlite3"
+    junk.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(StoreError):
+        SqliteChangeStore(str(junk)).open()
+
+
+def test_sqlite_unreadable_record_is_skipped_not_fatal(tmp_path: Path) -> None:
+    store = SqliteChangeStore(str(tmp_path / "c.sqlite3"))
+    store.open()
+    store.record("u", fp("a"), "new", 1.0)
+    store.db.execute("UPDATE pages SET fp = 'not json' WHERE url = 'u'")
+    rec = store.get("u")
+    assert rec is not None and rec.fingerprints is None and rec.history == [(1.0, "new")]
+    store.close()
+
+
+def test_store_requires_open(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="not open"):
+        SqliteChangeStore(str(tmp_path / "c.sqlite3")).get("u")
+
+
+# --- Redis specifics: lost data, newer schema -------------------------------------------------
+def test_redis_flushed_mid_recrawl_is_a_clear_error(redis_client, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+    store = RedisChangeStore(redis_url, prefix="t")
+    store.open()
+    store.record("u", fp("a"), "new", 1.0)
+    redis_client.flushdb()  # what a restart without persistence leaves
+    with pytest.raises(StoreError, match="lost its data"):
+        store.record("u", fp("b"), "significant", 2.0)
+    store.close()
+
+
+def test_redis_refuses_newer_schema(redis_client, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+    redis_client.hset("t:meta", "schema", 99)
+    with pytest.raises(StoreError, match="newer focuscrawl"):
+        RedisChangeStore(redis_url, prefix="t").open()
+
+
+def test_redis_unreachable_is_a_clear_error() -> None:
+    from tests.conftest import free_port
+
+    store = RedisChangeStore(f"redis://127.0.0.1:{free_port()}/0", retries=0)
+    with pytest.raises(StoreError, match="cannot reach"):
+        store.open()
+
+
+def test_redis_key_schema_is_compact(redis_client, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+    store = RedisChangeStore(redis_url, prefix="t")
+    store.open()
+    store.record("http://a/", fp("x"), "new", 1.0)
+    keys = sorted(k.decode() for k in redis_client.keys("*"))
+    assert keys == ["t:meta", "t:p:http://a/", "t:urls"]
+    assert set(redis_client.hkeys("t:p:http://a/")) == {b"f", b"h"}
+    store.close()
+
+
+def test_open_store_chooses_backend(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.delenv("FOCUSCRAWL_REDIS_URL", raising=False)
+    s = open_store({"FOCUSCRAWL_DATA_DIR": str(tmp_path)})
+    assert isinstance(s, SqliteChangeStore) and s.path.startswith(str(tmp_path))
+    assert isinstance(open_store({"REDIS_URL": redis_url}), RedisChangeStore)
+    assert isinstance(
+        open_store({"REDIS_URL": redis_url, "FOCUSCRAWL_CHANGE_STORE": "sqlite"}), SqliteChangeStore
+    )
+    with pytest.raises(StoreError, match="needs"):
+        open_store({"FOCUSCRAWL_CHANGE_STORE": "redis"})
+
+
+@pytest.mark.parametrize("persistent", [True, False])
+def test_redis_restart_mid_recrawl(tmp_path: Path, persistent: bool) -> None:
+    from tests.conftest import RedisServer
+
+    server = RedisServer(tmp_path, appendonly=persistent)
+    server.start()
+    try:
+        store = RedisChangeStore(server.url, prefix="t")
+        store.open()
+        store.record("u", fp("a"), "new", 1.0)
+        server.stop()
+        server.start()  # same port; with appendonly the data comes back
+        if persistent:  # the client reconnects and the history goes on
+            rec = store.record("u", fp("b"), "significant", 2.0)
+            assert [s for _, s in rec.history] == ["new", "significant"]
+        else:  # an empty server: a clear error, not a new history
+            with pytest.raises(StoreError, match="lost its data"):
+                store.record("u", fp("b"), "significant", 2.0)
+        store.close()
+    finally:
+        server.stop()
