@@ -1,0 +1,82 @@
+"""The evaluation harness: reports from a hand-made crawl log, and a tiny real crawl."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.evaluation.harness import build_topic, crawl_command, evaluate_topic
+from focuscrawl.evaluation.metrics import Labels, evaluate_log
+from focuscrawl.evaluation.report import topic_report, write_topic_report
+from focuscrawl.evaluation.topics import EvalTopic, write_topic_toml
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def make_topic() -> EvalTopic:
+    relevant = [f"http://127.0.0.2:1/r{i}" for i in range(10)]
+    return EvalTopic("test.Topic", ["topic"], relevant[:2], Labels.from_urls(relevant), "a rule")
+
+
+def test_report_from_a_generated_log(tmp_path: Path) -> None:
+    topic = make_topic()
+    logs = {}
+    for name, relevant_every in (("bfs", 4), ("bestfirst", 2)):
+        rows = []
+        for seq in range(1, 301):
+            url = (
+                f"http://127.0.0.2:1/r{seq // relevant_every}"
+                if seq % relevant_every == 0
+                else f"http://127.0.0.2:1/x{seq}"
+            )
+            rows.append(
+                json.dumps({"seq": seq, "url": url, "status": 200, "relevance": 0.5, "score": 1.0})
+            )
+        logs[name] = tmp_path / f"{name}.jsonl"
+        logs[name].write_text("\n".join(rows) + "\n", encoding="utf-8")
+    results = {name: evaluate_log(path, topic.labels) for name, path in logs.items()}
+    report = topic_report("synthetic", topic, results, {"bfs": {"returncode": 0}})
+    paths = write_topic_report(tmp_path / "out", report, results, topic.slug)
+
+    data = json.loads(paths["json"].read_text())
+    bfs, best = data["strategies"]["bfs"], data["strategies"]["bestfirst"]
+    # bfs finds r1..r9 at seq 4..36 (r0 never: seq 0 is not fetched); bestfirst r1..r9 at seq 2..18.
+    assert bfs["checkpoints"]["100"] == {"harvest_rate": 0.09, "target_recall": 0.9}
+    assert best["checkpoints"]["250"] == {"harvest_rate": 9 / 250, "target_recall": 0.9}
+    assert bfs["checkpoints"]["500"] is None and bfs["fetched"] == 300 and bfs["returncode"] == 0
+    table = paths["markdown"].read_text()
+    assert "| bfs | target recall | 0.900 | 0.900 | — | — | — |" in table
+    assert paths["png"].read_bytes().startswith(PNG_MAGIC)
+
+
+def test_topic_file_and_crawl_command(tmp_path: Path) -> None:
+    import tomllib
+
+    topic = make_topic()
+    topic.keywords = ['say "hi"']
+    path = write_topic_toml(topic, tmp_path / "t.toml")
+    data = tomllib.loads(path.read_text())
+    assert data == {"name": "test.Topic", "keywords": ['say "hi"'], "seeds": topic.seeds}
+    cmd = crawl_command(path, "bfs", 50, tmp_path / "l.jsonl", tmp_path / "d", 60)
+    assert cmd[1:5] == ["-m", "scrapy", "crawl", "topical"]
+    assert f"topic={path}" in cmd and "strategy=bfs" in cmd
+    assert (
+        f"FOCUSCRAWL_CRAWL_LOG={tmp_path / 'l.jsonl'}" in cmd and "CLOSESPIDER_PAGECOUNT=50" in cmd
+    )
+    assert "strategy=" not in " ".join(crawl_command(path, None, 50, tmp_path / "l", tmp_path, 60))
+
+
+def test_tiny_real_run_on_the_synthetic_web(tmp_path: Path, testweb_synthetic: Any) -> None:
+    topic = build_topic("synthetic", "birds", testweb_synthetic, None)
+    assert topic.seeds == testweb_synthetic.seeds["birds"]
+    report = evaluate_topic("synthetic", topic, ["bestfirst"], 60, tmp_path, timeout=240)
+    run = report["strategies"]["bestfirst"]
+    assert run["returncode"] == 0
+    assert 60 <= run["fetched"] <= 80  # CLOSESPIDER_PAGECOUNT stops it a little after 60
+    log = Path(run["crawl_log"])
+    again = evaluate_log(log, topic.labels)
+    assert run["harvest_rate"] == again.harvest[-1] and run["relevant"] == again.relevant
+    # The seeds are relevant pages of the topic, so a crawl from them harvests some.
+    assert run["relevant"] >= 3
+    assert all(Path(p).exists() for p in report["files"].values())
