@@ -84,7 +84,7 @@ def test_fts_and_sql_syntax_is_searched_as_words(index: PageIndex, q: str) -> No
 def test_operators_are_literal_words(index: PageIndex) -> None:
     # "OR" is a word to match, not an operator: only the page that contains "or" matches
     assert urls(index, "eagle OR owl") == urls(index, '"eagle" "or" "owl"')
-    assert urls(index, "NEAR AND NOT") == ["http://t/quote"]
+    assert urls(index, "NEAR AND NOT") == ["http://t/quote"]  # "and", "not": stop words
     # "title:eagle" is the two words title and eagle, not a column filter
     assert urls(index, "title:body") == ["http://t/quote"]
 
@@ -99,6 +99,12 @@ def test_phrase_prefix_and_and_or_fallback(index: PageIndex) -> None:
     assert index.search("eagle fish").mode == "and"
 
 
+def test_stop_words_dropped_unless_alone_or_in_a_phrase() -> None:
+    assert match_expression(parse_query("the eagle of the sea"), "and") == '"eagle" AND "sea"'
+    assert match_expression(parse_query("the"), "and") == '"the"'
+    assert match_expression(parse_query('"bird of prey" of'), "and") == '"bird of prey"'
+
+
 def test_non_latin_scripts(index: PageIndex) -> None:
     assert urls(index, "Москва") == ["http://t/moscow"]
     assert urls(index, "МОСКВА") == ["http://t/moscow"]
@@ -108,7 +114,7 @@ def test_non_latin_scripts(index: PageIndex) -> None:
 
 def test_match_expression_only_holds_quoted_words() -> None:
     expr = match_expression(parse_query('a (c) NEAR dd* d* "e f" a'), "and")
-    assert expr == '"a" AND "c" AND "near" AND "dd"* AND "d" AND "e f"'
+    assert expr == '"c" AND "near" AND "dd"* AND "d" AND "e f"'  # "a": a stop word
     # a quote inside a word opens a phrase; an unclosed quote runs to the end
     assert match_expression(parse_query('x"y z'), "or") == '"x" OR "y z"'
 

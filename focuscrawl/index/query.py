@@ -6,7 +6,9 @@ and SQL never reach the engine as syntax. What is kept of the user's intent:
 
 * ``"a quoted phrase"`` stays a phrase;
 * ``word*`` (a trailing star on a word of at least two characters) is a prefix search;
-* every other word is a term; terms are combined with ``AND`` (or ``OR`` for the fallback).
+* every other word is a term; terms are combined with ``AND`` (or ``OR`` for the fallback);
+* single stop words (``the``, ``of``) are dropped when the query has other words: they match
+  nearly every page, cost the most time and add nothing to the ranking (phrases keep them).
 
 Bad input raises :class:`QueryError` with a message meant for the user.
 """
@@ -16,6 +18,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from focuscrawl.text import STOPWORDS
 
 MAX_QUERY_CHARS = 1000
 MAX_TERMS = 32
@@ -71,7 +75,13 @@ def parse_query(text: str) -> list[Term]:
         raise QueryError("no searchable words in the query (only punctuation or symbols)")
     if len(terms) > MAX_TERMS:
         raise QueryError(f"too many words: {len(terms)}, at most {MAX_TERMS}")
-    return list(dict.fromkeys(terms))  # drop repeats, keep order
+    terms = list(dict.fromkeys(terms))  # drop repeats, keep order
+    content = [t for t in terms if not _is_stopword(t)]
+    return content or terms
+
+
+def _is_stopword(term: Term) -> bool:
+    return len(term.words) == 1 and not term.prefix and term.words[0] in STOPWORDS
 
 
 def match_expression(terms: list[Term], mode: str = "and") -> str:
