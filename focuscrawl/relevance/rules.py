@@ -1,0 +1,59 @@
+"""Relevance rules as data: where a term occurs decides how much it counts.
+
+Edit these tables, not the code that reads them. A model file stores the weights it was
+trained with, so a saved model keeps scoring pages the way it was trained even if these change.
+"""
+
+from __future__ import annotations
+
+#: Weight of one occurrence of a term, by where it occurs in the partitioned page.
+#: ``text`` / ``link`` / ``noise`` are block kinds (:class:`focuscrawl.blocks.model.Block`);
+#: ``anchor`` is added on top of the block weight for the anchor text of non-noise links.
+FIELD_WEIGHTS: dict[str, float] = {
+    "title": 3.0,
+    "heading": 2.0,
+    "anchor": 0.5,
+    "text": 1.0,
+    "link": 0.5,
+    "noise": 0.1,
+}
+
+#: A topic keyword counts as this many occurrences in a topic profile (cosine model) and as
+#: this many pseudo-documents' worth of evidence in 1-DNF positive features (learned models).
+KEYWORD_WEIGHT: float = 5.0
+
+#: Vocabulary of learned models: terms in fewer documents than this are dropped …
+MIN_DF: int = 2
+#: … and at most this many terms (most frequent first) are kept.
+MAX_FEATURES: int = 60_000
+
+#: 1-DNF: a positive feature occurs in at least this share of the positives …
+DNF_MIN_POSITIVE_SHARE: float = 0.2
+#: … and at least this many times more often (by document share) among positives than unlabelled.
+DNF_RATIO: float = 4.0
+#: When fewer than this share of the unlabelled pages have no positive feature at all, the
+#: unlabelled pages with the least positive-feature mass are taken as reliable negatives instead.
+DNF_MIN_NEGATIVE_SHARE: float = 0.3
+
+#: Iterative SVM: a correctly classified page counts as "low margin" when |f(x)| is below this.
+LOW_MARGIN: float = 0.5
+#: Iterative SVM: at most this many rounds.
+MAX_ROUNDS: int = 10
+#: LinearSVC regularisation.
+SVM_C: float = 1.0
+
+#: Ensemble: share of the positives held back to fit the PSO weights (at least 3 pages).
+HOLDOUT_SHARE: float = 0.3
+
+#: Adaptive topic: a page feeds the profile only when its relevance is at least this …
+ADAPT_MIN_RELEVANCE: float = 0.5
+#: … and it contains at least this many of the original topic terms (co-occurrence guard).
+ADAPT_MIN_ORIGINAL_TERMS: int = 2
+#: Original terms never fall below this share of their starting weight.
+ADAPT_ORIGINAL_FLOOR: float = 1.0
+#: Added terms together may hold at most this share of the profile's total weight.
+ADAPT_MAX_NEW_SHARE: float = 0.3
+#: At most this many new terms enter the profile.
+ADAPT_MAX_NEW_TERMS: int = 50
+#: A candidate term must occur in at least this many confident pages before it may enter.
+ADAPT_MIN_PAGES: int = 3
