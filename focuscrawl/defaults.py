@@ -135,6 +135,77 @@ _add(
 )
 
 # --- change detection and recrawl --------------------------------------------------------
+_add(
+    "FOCUSCRAWL_CHANGE_ENABLED",
+    True,
+    "Change detection: fingerprints, change status on every item, the change store, conditional GETs.",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_STORE",
+    "auto",
+    "Change store backend: `auto` (Redis when a Redis URL is set, else SQLite), `sqlite` (`<FOCUSCRAWL_DATA_DIR>/change.sqlite3`) or `redis`.",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_REDIS_PREFIX",
+    "fc:chg",
+    "Prefix of the Redis change-store keys (`P:meta`, `P:urls`, `P:p:<url>`; see docs/change.md).",
+)
+_add("FOCUSCRAWL_CHANGE_MAX_HISTORY", 64, "Visits kept per page for the change-rate estimators.")
+_add(
+    "FOCUSCRAWL_CHANGE_MIN_TERMS",
+    1,
+    "A content change is `significant` when at least this many term occurrences were added plus removed …",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_MIN_FRACTION",
+    0.0,
+    "… and at least this fraction of the old version's term occurrences.",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_MASK_DATES",
+    False,
+    "Treat a bare date stamp (`April 23, 2025`, `2025-04-23`) as noise, like times and ids.",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_MIN_BLOCK_WEIGHT",
+    0.1,
+    "Noise blocks at least this content-like still count as content (unmarked text outside the article, e.g. a data table); cue-marked nav/ads/footer (0.05) do not.",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_SIMHASH_BITS",
+    0,
+    "The `simhash` detection technique reports a change when more bits than this differ.",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_DROP",
+    True,
+    "In a recrawl, drop (`DropItem`) items that are `unchanged` or `insignificant`; False passes them on with their status.",
+)
+_add(
+    "FOCUSCRAWL_CONDITIONAL_GET",
+    True,
+    "Send If-None-Match / If-Modified-Since from the change store; a 304 is recorded as `unchanged`.",
+)
+_add(
+    "FOCUSCRAWL_RECRAWL_BUDGET",
+    0,
+    "Pages a recrawl cycle revisits (the due list's length); 0 means every stored page.",
+)
+_add(
+    "FOCUSCRAWL_RECRAWL_POLICY",
+    "change-rate",
+    "Recrawl order: `uniform` (oldest visit first), `change-rate` (Cho & Garcia-Molina estimates) or `cluster` (sample each cluster first).",
+)
+_add(
+    "FOCUSCRAWL_RECRAWL_SAMPLE",
+    0.2,
+    "Cluster policy: fraction of each cluster fetched first as its sample.",
+)
+_add(
+    "FOCUSCRAWL_RECRAWL_CLUSTER_THRESHOLD",
+    0.3,
+    "Cluster policy: recrawl the rest of a cluster when at least this fraction of its sample changed significantly.",
+)
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
 _add(

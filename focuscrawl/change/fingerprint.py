@@ -49,6 +49,7 @@ class Fingerprints:
     text_hash: str = ""  # hash of the document index: equal ⇔ same content terms
     links_hash: str = ""  # hash of the content links (url + anchor), noise links left out
     simhash: int = 0  # 64-bit simhash of the document index
+    n_links: int = 0  # content links (not noise)
     etag: str = ""
     last_modified: str = ""
     doc_index: dict[str, int] = field(default_factory=dict)
@@ -66,6 +67,7 @@ class Fingerprints:
             "h": f"{self.simhash:016x}",
             "e": self.etag,
             "m": self.last_modified,
+            "k": self.n_links,
             "d": base64.b64encode(packed).decode("ascii"),
         }
 
@@ -91,6 +93,7 @@ class Fingerprints:
             simhash=int(str(data.get("h", "0")) or "0", 16),
             etag=str(data.get("e", "")),
             last_modified=str(data.get("m", "")),
+            n_links=int(data.get("k", 0)),
             doc_index=doc,
         )
 
@@ -143,4 +146,5 @@ def fingerprint(
         fp.text_hash = index_hash(fp.doc_index)
         fp.simhash = simhash64(fp.doc_index)
         fp.links_hash = links_hash(page)
+        fp.n_links = sum(1 for link in page.links if not link.noise)
     return fp

@@ -1,0 +1,184 @@
+"""``ChangeDetectionPipeline``: every item gets its change status; a recrawl passes on only news.
+
+For each item it takes the version's fingerprints (``item.fingerprints``, filled from the
+response by :class:`~focuscrawl.middlewares.conditional_get.ChangeFingerprintMiddleware`; when
+empty, computed from the item's title and text as a fallback), compares them with the stored
+version, sets ``item.change`` to ``new``, ``unchanged``, ``insignificant``, ``significant`` or
+``deleted`` (an item with status 404/410: a tombstone) and records the visit in the change store.
+
+In recrawl mode (``spider.mode == "recrawl"``) only ``new`` and ``significant`` items and the
+``deleted`` tombstones go on to the index and the export; the others are dropped with
+``DropItem`` — or, with ``FOCUSCRAWL_CHANGE_DROP = False``, passed on with their status (the index
+pipeline ignores them). Stats: ``focuscrawl/change/<status>``, ``focuscrawl/change/dropped``,
+``focuscrawl/change/store_error``. A store that fails (Redis lost or unreachable) closes the
+spider with the reason ``change_store_error``: history is never lost silently.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem, NotConfigured
+
+from focuscrawl.change.classify import GONE, classify
+from focuscrawl.change.fingerprint import Fingerprints, Thresholds, index_hash
+from focuscrawl.change.simhash import simhash64
+from focuscrawl.change.store import ChangeStore, StoreError, open_store
+from focuscrawl.change.terms import document_index
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+logger = logging.getLogger(__name__)
+
+PASSED_IN_RECRAWL = frozenset({"new", "significant", "deleted"})
+
+
+def thresholds_from(settings: Any) -> Thresholds:
+    return Thresholds(
+        min_terms=settings.getint("FOCUSCRAWL_CHANGE_MIN_TERMS", 1),
+        min_fraction=settings.getfloat("FOCUSCRAWL_CHANGE_MIN_FRACTION", 0.0),
+        mask_dates=settings.getbool("FOCUSCRAWL_CHANGE_MASK_DATES", False),
+        simhash_bits=settings.getint("FOCUSCRAWL_CHANGE_SIMHASH_BITS", 0),
+        min_block_weight=settings.getfloat("FOCUSCRAWL_CHANGE_MIN_BLOCK_WEIGHT", 0.1),
+    )
+
+
+def fingerprints_of_item(adapter: ItemAdapter, thresholds: Thresholds) -> Fingerprints:
+    """``item.fingerprints`` if the crawl filled it, else what the item's fields give."""
+    data = adapter.get("fingerprints") or {}
+    if data:
+        return Fingerprints.from_dict(data)
+    headers = {k.lower(): v for k, v in (adapter.get("headers") or {}).items()}
+    texts = [str(adapter.get("title") or ""), str(adapter.get("text") or "")]
+    index = document_index([t for t in texts if t], mask_dates=thresholds.mask_dates)
+    text_hash = index_hash(index)
+    return Fingerprints(
+        size=sum(len(t.encode()) for t in texts),
+        body_hash=text_hash,  # no body here: the text stands in for it
+        text_hash=text_hash,
+        simhash=simhash64(index),
+        etag=headers.get("etag", ""),
+        last_modified=headers.get("last-modified", ""),
+        doc_index=index,
+    )
+
+
+def features_of(adapter: ItemAdapter, fp: Fingerprints) -> dict[str, Any]:
+    """What the cluster policy groups pages by (besides their change history)."""
+    url = str(adapter.get("url") or "")
+    path = urlsplit(url).path
+    return {
+        "depth": len([p for p in path.split("/") if p]),
+        "size": fp.size,
+        "links": fp.n_links,
+        "relevance": round(float(adapter.get("relevance") or 0.0), 3),
+    }
+
+
+class ChangeDetectionPipeline:
+    def __init__(
+        self,
+        settings: Any,
+        stats: StatsCollector | None = None,
+        crawler: Crawler | None = None,
+        *,
+        thresholds: Thresholds = Thresholds(),  # noqa: B008 (frozen dataclass)
+        drop: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.stats = stats
+        self.crawler = crawler
+        self.thresholds = thresholds
+        self.drop = drop
+        self.store: ChangeStore | None = None
+        self.failed = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ChangeDetectionPipeline:
+        s = crawler.settings
+        if not s.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+            raise NotConfigured("FOCUSCRAWL_CHANGE_ENABLED is off")
+        return cls(
+            s,
+            crawler.stats,
+            crawler,
+            thresholds=thresholds_from(s),
+            drop=s.getbool("FOCUSCRAWL_CHANGE_DROP", True),
+        )
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        self.store = open_store(self.settings)
+        self.store.open()
+        logger.info("change store: %s (%d pages)", type(self.store).__name__, len(self.store))
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def _inc(self, what: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"focuscrawl/change/{what}")
+
+    def _recrawl(self, spider: Spider | None) -> bool:
+        if spider is None and self.crawler is not None:
+            spider = getattr(self.crawler, "spider", None)
+        return getattr(spider, "mode", "crawl") == "recrawl"
+
+    def process_item(self, item: Any, spider: Spider | None = None) -> Any:
+        assert self.store is not None, "open_spider was not called"
+        adapter = ItemAdapter(item)
+        url = str(adapter.get("url") or "")
+        if not url:
+            self._inc("skipped/no_url")
+            return item
+        if self.failed:
+            raise DropItem("change store failed earlier in this crawl")
+        status_code = int(adapter.get("status") or 200)
+        fetched_at = float(adapter.get("fetched_at") or 0.0)
+        try:
+            old = self.store.get(url)
+            if status_code in GONE:
+                status = "deleted"
+                fp = None
+            else:
+                try:
+                    fp = fingerprints_of_item(adapter, self.thresholds)
+                except ValueError as exc:
+                    logger.warning("change: bad fingerprints on %s (%s); recomputed", url, exc)
+                    self._inc("skipped/bad_fingerprints")
+                    adapter["fingerprints"] = {}
+                    fp = fingerprints_of_item(adapter, self.thresholds)
+                base = old.fingerprints if old is not None and not old.deleted else None
+                status = classify(base, fp, url, self.thresholds).status
+                adapter["fingerprints"] = fp.to_dict()
+            if status == "deleted" and (old is None or old.deleted):
+                pass  # never seen, or already a tombstone: nothing to record again
+            else:
+                features = features_of(adapter, fp) if fp is not None else None
+                self.store.record(url, fp, status, fetched_at, features)
+        except StoreError as exc:
+            self._store_failed(exc)
+            raise DropItem(f"change store error: {exc}") from exc
+        adapter["change"] = status
+        self._inc(status)
+        if self._recrawl(spider) and status not in PASSED_IN_RECRAWL:
+            self._inc("dropped")
+            if self.drop:
+                raise DropItem(f"{status}: not sent to the index in a recrawl")
+        return item
+
+    def _store_failed(self, exc: StoreError) -> None:
+        self._inc("store_error")
+        if self.failed:
+            return
+        self.failed = True
+        logger.error("change store failed, closing the spider: %s", exc)
+        if self.crawler is not None and self.crawler.engine is not None:
+            self.crawler.engine.close_spider(self.crawler.spider, "change_store_error")
