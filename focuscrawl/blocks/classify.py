@@ -145,13 +145,20 @@ def _clean(walk: Walk, roots: list[Frame], ruthless: bool) -> None:
 
 
 def choose_text(walk: Walk) -> list[Frame]:
-    """Pick the article containers and mark ``Frame.removed`` (False = text) for every frame."""
+    """Pick the article containers and mark ``Frame.removed`` (False = text) for every frame.
+
+    The class/id "unlikely" filter runs first; when the article it leaves is short, or when
+    most of the page's text sits under "unlikely" names, the choice is made again without it.
+    """
+    if not walk.frames:
+        return []
+    unlikely = sum(s.chars for s in walk.segments if s.frame.unlikely)
+    total = sum(s.chars for s in walk.segments) or 1
+    passes = (True, False) if unlikely < rules.RETRY_MAX_UNLIKELY_SHARE * total else (False,)
     roots: list[Frame] = []
-    for ruthless in (True, False):
+    for ruthless in passes:
         best = _score(walk, ruthless)
         if best is None:
-            if not walk.frames:
-                return []
             # No paragraph at all: take the body (the second frame, after <html>) as it is.
             best = walk.frames[1] if len(walk.frames) > 1 else walk.frames[0]
         roots = _article(walk, best)

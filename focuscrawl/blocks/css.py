@@ -68,7 +68,31 @@ def parse_sheets(sheets: list[str]) -> StyleRules:
                 continue  # e.g. "display: hidden" (not a value) or "float: none"
             for selector in selectors.split(","):
                 _add_selector(out, selector, hidden)
+    if out.hidden_classes or out.hidden_ids:
+        text = "\n".join(sheets)
+        out.hidden_classes = {n for n in out.hidden_classes if not _shown(text, "." + n)}
+        out.hidden_ids = {n for n in out.hidden_ids if not _shown(text, "#" + n)}
     return out
+
+
+_SHOWN = re.compile(r"display\s*:\s*(?!none)[a-z]|visibility\s*:\s*visible", re.I)
+
+
+def _shown(text: str, name: str) -> bool:
+    """True when some rule naming ``name`` (a later one, a media query, a descendant selector)
+    shows it again: the cascade may undo the hiding, so the page is not taken as hiding it."""
+    pos = text.find(name)
+    seen = 0
+    while pos >= 0 and seen < 50:
+        seen += 1
+        end = pos + len(name)
+        if end >= len(text) or not (text[end].isalnum() or text[end] in "-_"):
+            open_at = text.find("{", end)
+            close_at = text.find("}", open_at)
+            if open_at >= 0 and close_at >= 0 and _SHOWN.search(text, open_at, close_at):
+                return True
+        pos = text.find(name, end)
+    return False
 
 
 def _cue_rules(sheet: str) -> list[tuple[str, str]]:

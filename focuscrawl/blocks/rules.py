@@ -212,7 +212,8 @@ SIBLING_MIN_SCORE = 10.0  # sibling containers join the article above max(this, 
 SIBLING_SCORE_SHARE = 0.2
 SIBLING_PARAGRAPH_CHARS = 80  # a sibling paragraph longer than this, with low link density, joins
 SIBLING_PARAGRAPH_MAX_LINK_DENSITY = 0.25
-RETRY_MIN_CHARS = 250  # an article shorter than this is re-chosen without the "unlikely" filter
+RETRY_MIN_CHARS = 500  # an article shorter than this is re-chosen without the "unlikely" filter
+RETRY_MAX_UNLIKELY_SHARE = 0.8  # above this share of the text under "unlikely" names: no filter
 
 # Conditional cleaning of containers inside the article.
 CLEANED_TAGS = frozenset({"table", "ul", "div", "aside", "header", "footer", "section", "ol"})

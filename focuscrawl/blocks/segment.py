@@ -14,6 +14,7 @@ start and one end event per element. It keeps:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -89,6 +90,20 @@ class Walk:
     headings: list[str] = field(default_factory=list)
 
 
+def _word_flags() -> tuple[re.Pattern[str], dict[str, tuple[bool, bool, bool, bool]]]:
+    """One alternation over every class/id word, longest first, and the lists each one hits.
+
+    A match is looked up in a table of (negative, positive, unlikely, maybe) flags computed by
+    substring tests, so "footnote" also counts as the unlikely word "foot" it contains.
+    """
+    lists = (rules.NEGATIVE_WORDS, rules.POSITIVE_WORDS, rules.UNLIKELY_WORDS,
+             rules.MAYBE_CANDIDATE_WORDS)  # fmt: skip
+    every = sorted({w for words in lists for w in words}, key=len, reverse=True)
+    table = {w: tuple(any(x in w for x in words) for words in lists) for w in every}
+    return re.compile("|".join(map(re.escape, every))), table  # type: ignore[return-value]
+
+
+_WORDS_RE, _WORD_TABLE = _word_flags()
 _attr_cache: dict[str, tuple[float, bool, bool]] = {}
 
 
@@ -97,17 +112,12 @@ def _feature_info(value: str) -> tuple[float, bool, bool]:
     hit = _attr_cache.get(value)
     if hit is not None:
         return hit
-    low = value.lower()
-    weight = 0.0
-    if any(w in low for w in rules.NEGATIVE_WORDS):
-        weight -= rules.CLASS_WEIGHT
-    if any(w in low for w in rules.POSITIVE_WORDS):
-        weight += rules.CLASS_WEIGHT
-    info = (
-        weight,
-        any(w in low for w in rules.UNLIKELY_WORDS),
-        any(w in low for w in rules.MAYBE_CANDIDATE_WORDS),
-    )
+    neg = pos = unlikely = maybe = False
+    for word in _WORDS_RE.findall(value.lower()):
+        n, p, u, m = _WORD_TABLE[word]
+        neg, pos, unlikely, maybe = neg or n, pos or p, unlikely or u, maybe or m
+    weight = (rules.CLASS_WEIGHT if pos else 0.0) - (rules.CLASS_WEIGHT if neg else 0.0)
+    info = (weight, unlikely, maybe)
     if len(_attr_cache) < 100_000:
         _attr_cache[value] = info
     return info
@@ -187,7 +197,7 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
             if style:
                 hidden = hidden or inline_hidden(style)
                 sidebar = inline_sidebar(style)
-            if use_css:
+            if use_css and (classes or el_id or tag in css.hidden_tags):
                 hidden = hidden or css.hidden(tag, classes, el_id)
                 sidebar = sidebar or css.sidebar(classes, el_id)
             if sidebar:
