@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import pytest
+from scrapy.exceptions import DropItem
+from scrapy.utils.test import get_crawler
+
+from focuscrawl.items import PageItem
+from focuscrawl.pipelines.relevance import RelevancePipeline
+
+
+def _pipeline(**settings):
+    crawler = get_crawler(settings_dict=settings)
+    return RelevancePipeline.from_crawler(crawler), crawler.stats
+
+
+def test_marks_relevance_and_keeps_irrelevant_items_by_default():
+    pipe, stats = _pipeline(FOCUSCRAWL_RELEVANCE_THRESHOLD=0.4)
+    hit = pipe.process_item(PageItem(url="http://a.test/1", relevance=0.7))
+    miss = pipe.process_item(PageItem(url="http://a.test/2", relevance=0.1, relevant=True))
+    assert hit.relevant is True
+    assert miss.relevant is False  # recomputed from the threshold, not trusted
+    assert stats.get_value("focuscrawl/harvest/exported") == 2
+
+
+def test_drops_irrelevant_items_when_export_irrelevant_is_off():
+    pipe, stats = _pipeline(FOCUSCRAWL_EXPORT_IRRELEVANT=False, FOCUSCRAWL_RELEVANCE_THRESHOLD=0.4)
+    with pytest.raises(DropItem, match="irrelevant"):
+        pipe.process_item(PageItem(url="http://a.test/2", relevance=0.39))
+    assert pipe.process_item(PageItem(url="http://a.test/1", relevance=0.4)).relevant
+    assert stats.get_value("focuscrawl/harvest/dropped_irrelevant") == 1
+    assert stats.get_value("focuscrawl/harvest/exported") == 1
+
+
+def test_the_models_own_threshold_wins_over_the_setting():
+    class Model:
+        threshold = 0.5
+
+    class Spider:
+        model = Model()
+
+    pipe, _ = _pipeline(FOCUSCRAWL_RELEVANCE_THRESHOLD=0.25)
+    assert pipe.process_item(PageItem(url="u", relevance=0.3), Spider()).relevant is False
+    assert pipe.process_item(PageItem(url="u", relevance=0.3)).relevant is True
+
+
+@pytest.mark.parametrize("bad", [None, "high", float("nan")])
+def test_unusable_relevance_is_counted_and_marked_irrelevant(bad):
+    pipe, stats = _pipeline()
+    item = pipe.process_item({"url": "u", "relevance": bad, "relevant": True})
+    assert item["relevant"] is False and item["relevance"] == 0.0
+    assert stats.get_value("focuscrawl/harvest/bad_relevance") == 1
+
+
+def test_items_without_relevance_pass_untouched():
+    pipe, stats = _pipeline(FOCUSCRAWL_EXPORT_IRRELEVANT=False)
+    item = {"url": "u"}
+    assert pipe.process_item(item) == {"url": "u"}
+    assert stats.get_value("focuscrawl/harvest/exported") is None

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from focuscrawl.blocks.partition import partition
+from focuscrawl.relevance import pso
+from focuscrawl.relevance.ensemble import fit_ensemble
+from focuscrawl.relevance.features import FieldTfidfVectorizer, LinearTermScorer, page_terms
+from focuscrawl.relevance.pu import iterative_svm, positive_features, reliable_negatives
+from focuscrawl.relevance.rules import FIELD_WEIGHTS
+from focuscrawl.relevance.train import pages_to_terms
+from tests.relevance_pages import web
+
+
+@pytest.fixture(scope="module")
+def matrices():
+    pages = web(n_per_topic=25, seed=7)
+    _, pos, _ = pages_to_terms(pages["birds"][:10], "positive")
+    unl_pages = pages["birds"][10:] + [p for t, ps in pages.items() if t != "birds" for p in ps]
+    _, unl, _ = pages_to_terms(unl_pages, "unlabelled")
+    truth = np.array([1] * 15 + [0] * (len(unl) - 15), dtype=bool)
+    vec = FieldTfidfVectorizer().fit(pos + unl)
+    return vec, vec.transform(pos), vec.transform(unl), truth, unl
+
+
+def test_page_terms_weight_terms_by_where_they_occur():
+    html = (
+        "<html><head><title>Heron</title></head><body><h2>Nest</h2>"
+        "<p>egg heron nest</p></body></html>"
+    )
+    terms = page_terms(partition(html, "http://x.test/"))
+    assert terms["heron"] == pytest.approx(FIELD_WEIGHTS["title"] + FIELD_WEIGHTS["text"])
+    assert terms["egg"] < terms["heron"]
+
+
+def test_one_term_scorer_matches_the_training_matrix(matrices):
+    vec, P, U, _, unl = matrices
+    rng = np.random.default_rng(0)
+    coef = rng.normal(size=len(vec.vocabulary_))
+    scorer = LinearTermScorer(vec.vocabulary_, vec.idf_, coef, 0.3)
+    batch = np.asarray(U @ coef).ravel() + 0.3
+    single = np.array([scorer.decision(t) for t in unl])
+    np.testing.assert_allclose(single, batch, atol=1e-9)
+
+
+def test_one_dnf_finds_topic_features_and_negatives_without_them(matrices):
+    vec, P, U, truth, _ = matrices
+    pf = positive_features(P, U)
+    terms = {t for t, j in vec.vocabulary_.items() if j in set(pf)}
+    assert {"bird", "nest", "plumage"} & terms
+    assert not terms & {"loan", "goal", "recipe", "planet"}
+    rn = reliable_negatives(U, pf)
+    assert len(rn) > 0
+    assert truth[rn].mean() < 0.1  # reliable negatives are (almost) all true negatives
+
+
+def test_iterative_svm_keeps_every_round_and_the_negative_set_only_grows(matrices):
+    vec, P, U, truth, _ = matrices
+    rn = reliable_negatives(U, positive_features(P, U))
+    rounds = iterative_svm(P, U, rn)
+    assert len(rounds) >= 1
+    counts = [r.n_negatives for r in rounds]
+    assert counts == sorted(counts)
+    pred = rounds[-1].decision(U) > 0
+    assert (pred == truth).mean() >= 0.9
+
+
+@pytest.mark.parametrize("variant", ["standard", "bwpso"])
+def test_pso_finds_the_maximum_of_a_smooth_function(variant):
+    target = np.array([0.2, 0.7, 0.5])
+    res = pso.maximise(
+        lambda x: -float(np.sum((x - target) ** 2)), 3, iterations=80, variant=variant, seed=1
+    )
+    np.testing.assert_allclose(res.best, target, atol=0.05)
+    assert res.history == sorted(res.history)  # the swarm best never gets worse
+    assert res.iterations_to(res.fitness) <= len(res.history)
+
+
+def test_pso_rejects_an_unknown_variant():
+    with pytest.raises(ValueError, match="unknown PSO variant"):
+        pso.maximise(lambda x: 0.0, 2, variant="magic")
+
+
+def test_ensemble_weights_sum_to_one_and_collapse_to_the_weighted_decision(matrices):
+    vec, P, U, _, _ = matrices
+    rounds = iterative_svm(P, U, reliable_negatives(U, positive_features(P, U)))
+    ens = fit_ensemble(rounds, P, U, iterations=10, particles=8)
+    assert ens.weights.sum() == pytest.approx(1.0) and (ens.weights >= 0).all()
+    coef, intercept = ens.collapse(rounds)
+    expected = (
+        sum(w * r.decision(U) for w, r in zip(ens.weights, rounds, strict=True)) - ens.threshold
+    )
+    np.testing.assert_allclose(np.asarray(U @ coef).ravel() + intercept, expected, atol=1e-9)
