@@ -58,7 +58,7 @@ def rate_irregular(intervals: Sequence[float], changed: Sequence[bool]) -> float
             lo = mid
         else:
             hi = mid
-        if hi / lo < 1.0 + 1e-9:
+        if hi / lo < 1.0 + 1e-6:
             break
     return math.sqrt(lo * hi)
 
@@ -83,6 +83,20 @@ def rate_from_history(
     if all(abs(t - mean) <= regular_tolerance * mean for t in intervals):
         return rate_regular(len(intervals), sum(changed), mean)
     return rate_irregular(intervals, changed)
+
+
+def scheduling_rate(visits: Sequence[tuple[float, str]], prior: float) -> float:
+    """The rate to schedule by: λ̂ plus half a change over the observed time.
+
+    λ̂ is 0 for a page whose few visits saw no change, and a scheduler that trusts it never
+    returns to learn otherwise. The bonus (the 0.5 of the improved estimator, spread over the
+    time observed) shrinks as history accumulates; with no history at all, ``prior``.
+    """
+    rate = rate_from_history(visits)
+    if rate is None:
+        return prior
+    observed = visits[-1][0] - visits[0][0]
+    return rate + (0.5 / observed if observed > 0 else prior)
 
 
 def prob_changed(rate: float, elapsed: float) -> float:
