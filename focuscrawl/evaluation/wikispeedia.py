@@ -37,6 +37,10 @@ NON_ARTICLES = {
 NON_ARTICLES |= {"Wikipedia_Text_of_the_GNU_Free_Documentation_License"}
 SIDEBAR_LINKS = 8
 ROBOTS = "User-agent: *\nDisallow: /w/\n"
+STATIC_PAGES = {
+    "/about.html": ("About Schools Wiki", "A selection of encyclopedia articles for schools."),
+    "/help.html": ("Help", "Use the links in each article to move between pages."),
+}
 
 
 def _read_tsv(path: Path) -> list[list[str]]:
@@ -245,6 +249,10 @@ class WikispeediaSite:
     def get(self, host: str, path: str) -> Resource | None:
         if path == "/":
             return self._home(host)
+        if path in STATIC_PAGES:
+            title, text = STATIC_PAGES[path]
+            body = f"<!doctype html><html><head><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"
+            return Resource(body.encode())
         if not path.startswith("/wiki/"):
             return None
         name = self._by_title.get(unquote(path[len("/wiki/") :]))
