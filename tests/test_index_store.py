@@ -105,3 +105,18 @@ def test_export_pages_round_trip() -> None:
     (page,) = list(ix.pages())
     assert page["url"] == "http://a/1" and page["text"] == "text one"
     assert page["relevance"] == 0.25 and page["depth"] == 2 and page["fetched_at"] == 10.0
+
+
+def test_scan_cap_bounds_bm25_to_recent_and_title_matches() -> None:
+    ix = PageIndex.open(":memory:")
+    ix.upsert("http://a/0", "Common name", "common words")  # oldest, title match
+    for i in range(1, 30):
+        ix.upsert(f"http://a/{i}", f"Page {i}", "common words")
+    exact = ix.search("common", limit=50, weights=RankWeights(scan_cap=0))
+    assert len(exact.hits) == 30
+    capped = ix.search("common", limit=50, weights=RankWeights(scan_cap=5))
+    assert {h.url for h in capped.hits} == {"http://a/0"} | {f"http://a/{i}" for i in range(25, 30)}
+    assert capped.hits[0].url == "http://a/0"
+    # under the cap nothing changes
+    few = ix.search("name", limit=50, weights=RankWeights(scan_cap=5))
+    assert [h.url for h in few.hits] == ["http://a/0"]

@@ -23,6 +23,7 @@ class RankWeights:
     authority: float = 0.0  # weight of the page's link authority
     title: float = 3.0  # BM25 column weight of the title against the body (1.0)
     candidates: int = 100  # BM25 matches re-ranked per query
+    scan_cap: int = 2000  # BM25 over at most this many recent matches + title matches; 0: all
 
     def __post_init__(self) -> None:
         if not (

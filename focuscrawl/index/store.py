@@ -271,14 +271,42 @@ class PageIndex:
         }
 
     def candidates(
-        self, terms: list[Term], mode: str, k: int, title_weight: float
+        self, terms: list[Term], mode: str, k: int, title_weight: float, scan_cap: int = 0
     ) -> list[tuple[int, float]]:
-        """Top ``k`` (rowid, bm25) text matches for ``terms``."""
-        return self.conn.execute(
+        """Top ``k`` (rowid, bm25) text matches for ``terms``, best first.
+
+        FTS5 computes ``bm25()`` for every matching row (a few microseconds each). When more than
+        ``scan_cap`` rows match (0: no cap), BM25 is computed only for the ``scan_cap`` most
+        recently indexed matches, plus the best ``k`` pages whose title matches (scored on the
+        title): latency stays bounded for unspecific queries, at the cost of exactness among
+        thousands of weak matches.
+        """
+        expr = match_expression(terms, mode)
+        sql = (
             "SELECT rowid, bm25(pages_fts, ?, 1.0) AS b FROM pages_fts WHERE pages_fts MATCH ?"
-            " ORDER BY b LIMIT ?",
-            (title_weight, match_expression(terms, mode), k),
+            " {where} ORDER BY b LIMIT ?"
+        )
+        boundary = None
+        if scan_cap > 0:
+            boundary = self.conn.execute(
+                "SELECT rowid FROM pages_fts WHERE pages_fts MATCH ? ORDER BY rowid DESC"
+                " LIMIT 1 OFFSET ?",
+                (expr, scan_cap),
+            ).fetchone()
+        if boundary is None:
+            return self.conn.execute(sql.format(where=""), (title_weight, expr, k)).fetchall()
+        recent = self.conn.execute(
+            sql.format(where="AND rowid > ?"), (title_weight, expr, boundary[0], k)
         ).fetchall()
+        # title matches anywhere in the index, scored on the title alone (FTS5 evaluates rowid
+        # constraints on a MATCH slowly, so their full-text score is not looked up)
+        titled = self.conn.execute(
+            sql.format(where=""), (title_weight, f"{{title}} : ({expr})", k)
+        ).fetchall()
+        best: dict[int, float] = {}
+        for rowid, b in recent + titled:
+            best[rowid] = min(b, best.get(rowid, b))
+        return sorted(best.items(), key=lambda c: c[1])[:k]
 
     def search(
         self, query: str, limit: int = 10, weights: RankWeights | None = None
@@ -289,10 +317,10 @@ class PageIndex:
         terms = parse_query(query)
         k = max(weights.candidates, limit)
         mode = "and"
-        cands = self.candidates(terms, mode, k, weights.title)
+        cands = self.candidates(terms, mode, k, weights.title, weights.scan_cap)
         if not cands and len(terms) > 1:
             mode = "or"
-            cands = self.candidates(terms, mode, k, weights.title)
+            cands = self.candidates(terms, mode, k, weights.title, weights.scan_cap)
         if not cands:
             return SearchResult(query, [], mode)
         ids = [c[0] for c in cands]
