@@ -1,10 +1,16 @@
 from __future__ import annotations
 
+import logging
+import threading
+import zlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from focuscrawl.frontier.redis import RedisFrontier
+from focuscrawl.frontier.base import PushResult
+from focuscrawl.frontier.redis import _ZDICT, RedisFrontier
+from tests.conftest import RedisServer
 from tests.frontier_contract import FrontierContract, drain, fp, push
 
 
@@ -83,9 +89,12 @@ def test_late_ack_after_redelivery_drops_the_second_copy(redis_url: str, redis_c
 def test_entries_are_json_and_fingerprints_binary(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
     f = make(redis_url)
     push(f, "http://a.test/x", 0.5, parent="http://a.test/", depth=1)
-    raw = b"".join(redis_client.zrange("fctest:topical:h:a.test", 0, -1))
-    assert b'{"parent":"http://a.test/","depth":1}' in raw
-    assert b"\x80\x04" not in raw and b"\x80\x05" not in raw  # no pickle protocol header
+    (member,) = redis_client.zrange("fctest:topical:h:a.test", 0, -1)
+    rest = member[5:]  # after the 5-byte insertion sequence: fplen, fingerprint, deflated text
+    assert rest[:21] == bytes([20]) + fp("http://a.test/x")
+    unpacker = zlib.decompressobj(-15, zdict=_ZDICT)
+    text = unpacker.decompress(rest[21:]) + unpacker.flush()
+    assert text == b'http://a.test/x\0{"parent":"http://a.test/","depth":1}'  # JSON, no pickle
     buckets = [k for k in redis_client.keys("fctest:topical:s:*")]
     assert len(buckets) == 1
     (field,) = redis_client.hkeys(buckets[0])
@@ -120,3 +129,51 @@ def test_bloom_filter_false_positive_rate_near_setting(redis_url: str, redis_cli
     false_pos = sum(f.seen(fp(f"http://b.test/{i}")) for i in range(2000))
     assert false_pos / 2000 < 0.03  # 1% at capacity; a loose bound, the draw is random
     assert redis_client.keys("fctest:topical:s:*") == []  # fetched URLs live only in the bits
+
+
+class _Waiter(logging.Handler):
+    """Sets an event when a record containing ``text`` is logged."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.event = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.event.set()
+
+
+def test_redis_restart_with_aof_loses_nothing(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path, appendonly=True)
+    server.start()
+    f = make(server.url)
+    try:
+        for i in range(40):
+            push(f, f"http://h{i % 4}.test/{i}", i / 40)
+        first = f.pop()
+        assert first is not None
+        f.ack(first.fingerprint)
+        server.stop()  # Redis goes down mid-crawl
+
+        waiter = _Waiter("unreachable")
+        log = logging.getLogger("focuscrawl.frontier.redis")
+        log.addHandler(waiter)
+        result: list[object] = []
+        worker = threading.Thread(target=lambda: result.append(push(f, "http://new.test/", 0.99)))
+        worker.start()
+        try:
+            assert waiter.event.wait(60), "the worker should log that Redis is unreachable"
+        finally:
+            log.removeHandler(waiter)
+        server.start()  # same port and AOF file: the worker's client reconnects
+        worker.join(60)
+        assert result == [PushResult.ADDED]
+        assert len(f) == 40  # 39 left + the new one: AOF kept the queue
+        assert f.seen(first.fingerprint)
+        urls = drain(f)
+        assert urls[0] == "http://new.test/"
+        assert sorted(urls[1:]) == sorted(f"http://h{i % 4}.test/{i}" for i in range(39))
+    finally:
+        f.close()
+        server.stop()

@@ -10,12 +10,13 @@ local P = ARGV[1]            -- key prefix, e.g. "focuscrawl:topical"
 local BITS = tonumber(ARGV[2])  -- seen-bucket bits
 local HMAX = tonumber(ARGV[3])  -- head size before the worse levels spill to lists
 
--- 16-bit order-preserving level of a double (sign, exponent, 4 mantissa bits)
+-- 14-bit order-preserving level of a double (sign, exponent, 2 mantissa bits): a level spans
+-- a factor of about 1.19, so a host's queue has a few dozen levels and each list holds many
 local function level(score)
   local b1, b2 = string.byte(struct.pack('>d', score), 1, 2)
-  local v = b1 * 256 + b2
-  if b1 >= 128 then return 65535 - v end
-  return v + 32768
+  local v = math.floor((b1 * 256 + b2) / 4)
+  if b1 >= 128 then return 16383 - v end
+  return v + 8192
 end
 
 local function idx(fp8)
