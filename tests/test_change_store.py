@@ -238,3 +238,11 @@ def test_redis_restart_mid_recrawl(tmp_path: Path, persistent: bool) -> None:
         store.close()
     finally:
         server.stop()
+
+
+def test_due_orders_by_policy(store: ChangeStore) -> None:
+    for i in range(4):
+        store.record(f"http://h/{i}", fp(str(i)), "new", float(i))
+    store.record("http://h/3", fp("3b"), "significant", 10.0)
+    assert store.due(20.0, 2, "uniform") == ["http://h/0", "http://h/1"]
+    assert set(store.due(20.0, 0, "change-rate", period=1.0)) == {f"http://h/{i}" for i in range(4)}

@@ -129,6 +129,10 @@ class ChangeStore(Protocol):
 
     def __len__(self) -> int: ...
 
+    def due(self, now: float, budget: int = 0, policy: str = "change-rate", **kw: Any) -> list[str]:
+        """The URLs a recrawl cycle revisits now, best first, at most ``budget`` (0: all)."""
+        ...
+
 
 def open_store(settings: Mapping[str, Any], data_dir: str | None = None) -> ChangeStore:
     """The store the settings choose (not yet opened): Redis when a Redis URL is set.

@@ -210,3 +210,9 @@ class RedisChangeStore:
 
     def __len__(self) -> int:
         return int(self._call(self.client.scard, self._urls))
+
+    def due(self, now: float, budget: int = 0, policy: str = "change-rate", **kw: Any) -> list[str]:
+        """The URLs to revisit now, best first (see :func:`focuscrawl.change.policy.due`)."""
+        from focuscrawl.change.policy import due
+
+        return due(self.records(), now, budget, policy, **kw)

@@ -148,3 +148,9 @@ class SqliteChangeStore:
 
     def __len__(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
+
+    def due(self, now: float, budget: int = 0, policy: str = "change-rate", **kw: Any) -> list[str]:
+        """The URLs to revisit now, best first (see :func:`focuscrawl.change.policy.due`)."""
+        from focuscrawl.change.policy import due
+
+        return due(self.records(), now, budget, policy, **kw)
