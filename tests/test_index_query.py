@@ -119,7 +119,7 @@ def test_match_expression_only_holds_quoted_words() -> None:
     assert match_expression(parse_query('x"y z'), "or") == '"x" OR "y z"'
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(max_size=200))
 def test_any_text_gives_results_or_a_query_error(text: str) -> None:
     ix = _fuzz_index()

@@ -24,7 +24,7 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]  # fmt: skip
-PAGES = 150
+PAGES = 100
 
 
 @pytest.fixture(scope="module")
