@@ -9,7 +9,11 @@ use their own decision threshold.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from focuscrawl.blocks.model import Page
+from focuscrawl.blocks.model import Block, Page
 from focuscrawl.blocks.partition import partition
 from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus
-from focuscrawl.relevance.cosine import CosineModel
+from focuscrawl.relevance.cosine import CosineModel, DocumentFrequencies
 from focuscrawl.relevance.features import TermCounts, page_terms
 from focuscrawl.relevance.model import RelevanceModel
 from focuscrawl.relevance.train import train_pu, train_supervised
@@ -43,9 +47,19 @@ METHODS = ("cosine", "svm-true-neg", "pu-svm", "pu-ensemble")
 class Corpus:
     names: list[str]
     categories: list[set[str]]
-    pages: list[Page]
+    pages: list[Page]  # title + one text block of the partition's main text
     terms: list[TermCounts]
+    links: list[list[int]]  # out-links as indices into ``names``
     source: str  # what the pages were rendered by
+    dfs: DocumentFrequencies | None = None  # the cosine model's IDF over every page, built once
+
+    def cosine_dfs(self) -> DocumentFrequencies:
+        if self.dfs is None:
+            probe = CosineModel()
+            for page in self.pages:
+                probe.observe(page, 0.0)  # IDF from the whole web, as a long crawl learns it
+            self.dfs = probe.dfs
+        return self.dfs
 
 
 @dataclass(slots=True)
@@ -58,18 +72,74 @@ class Row:
     f1: float
 
 
-def load_corpus(root: Path, limit: int = 0, stride: int = 1) -> Corpus:
-    """Every article rendered by the test web (:class:`WikispeediaCorpus`), partitioned.
+def _cache_key(root: Path) -> str:
+    """Changes when the corpus, the rendering, the partition or the features change."""
+    import focuscrawl.blocks
+    import focuscrawl.evaluation.wikispeedia as wiki_mod
+    from focuscrawl.relevance import features, rules
 
-    ``limit`` keeps the first articles and ``stride`` every n-th (for fast test slices)."""
+    h = hashlib.sha256()
+    for src in sorted(Path(focuscrawl.blocks.__file__).parent.glob("*.py")):
+        h.update(src.read_bytes())
+    for mod in (wiki_mod, features):
+        h.update(Path(mod.__file__).read_bytes())
+    h.update(json.dumps(rules.FIELD_WEIGHTS, sort_keys=True).encode())
+    tar = root / "plaintext_articles.tar.gz"
+    if tar.exists():
+        h.update(f"{tar.stat().st_size}:{tar.stat().st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("FOCUSCRAWL_CACHE", Path.home() / ".cache" / "focuscrawl"))
+
+
+def _page(name: str, title: str, text: str) -> Page:
+    return Page(
+        url=f"http://wiki.test/wiki/{name}",
+        title=title,
+        blocks=[Block(0, "text", text, 1.0)] if text else [],
+    )
+
+
+def load_corpus(root: Path, cache_dir: Path | None = None) -> Corpus:
+    """Every article rendered by the test web (:class:`WikispeediaCorpus`) and partitioned.
+
+    Rendering and partitioning 4,600 pages takes minutes: the result (titles, main texts, term
+    counts) is cached in ``cache_dir`` under a key of the corpus, renderer and partition code."""
     wiki = WikispeediaCorpus.open(root)
-    names = wiki.titles[::stride]
-    if limit:
-        names = names[:limit]
-    pages = [partition(wiki.render(n), f"http://wiki.test/wiki/{n}") for n in names]
-    terms = [page_terms(p) for p in pages]
-    cats = [wiki.categories(n) for n in names]
-    return Corpus(names, cats, pages, terms, "focuscrawl.evaluation.wikispeedia.render")
+    cache = None
+    if cache_dir is not None:
+        cache = cache_dir / f"wikispeedia-pages-{_cache_key(wiki.path)}.json.gz"
+        if cache.exists():
+            data = json.loads(gzip.decompress(cache.read_bytes()))
+            return _from_cached(wiki, data)
+    names = wiki.titles
+    data = {"names": names, "titles": [], "texts": [], "terms": []}
+    for n in names:
+        page = partition(wiki.render(n), f"http://wiki.test/wiki/{n}")
+        data["titles"].append(page.title)
+        data["texts"].append(page.main_text)
+        data["terms"].append(page_terms(page))
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_bytes(gzip.compress(json.dumps(data).encode(), 3))
+    return _from_cached(wiki, data)
+
+
+def _from_cached(wiki: WikispeediaCorpus, data: dict) -> Corpus:
+    names = data["names"]
+    index = {n: i for i, n in enumerate(names)}
+    pages = [_page(n, t, x) for n, t, x in zip(names, data["titles"], data["texts"], strict=True)]
+    links = [[index[d] for d in wiki.links.get(n, ()) if d in index] for n in names]
+    return Corpus(
+        names,
+        [wiki.categories(n) for n in names],
+        pages,
+        data["terms"],
+        links,
+        "focuscrawl.evaluation.wikispeedia.WikispeediaCorpus.render",
+    )
 
 
 def has_category(categories: set[str], category: str) -> bool:
@@ -124,8 +194,7 @@ def evaluate_category(
     rows = []
 
     cos = CosineModel(keywords=keywords, texts=[corpus.pages[i].main_text for i in pos])
-    for page in corpus.pages:
-        cos.observe(page, 0.0)  # IDF from the whole web, as a long crawl learns it
+    cos.dfs = corpus.cosine_dfs()
     scores = np.array([cos.score_page(corpus.pages[i]) for i in rest])
     rows.append(Row(category, size, "cosine", *best_threshold_prf(truth, scores)))
 
@@ -168,17 +237,14 @@ def format_table(rows: Sequence[Row]) -> str:
 
 
 def classifier_table(
-    root: Path,
+    corpus: Corpus,
     categories: dict[str, list[str]] | None = None,
     seed: int = 0,
     variant: str = "bwpso",
-) -> tuple[list[Row], Corpus]:
-    t0 = time.perf_counter()
-    corpus = load_corpus(root)
-    log.info(
-        "rendered and partitioned %d articles in %.1fs", len(corpus.pages), time.perf_counter() - t0
-    )
+) -> list[Row]:
     rows: list[Row] = []
     for category, keywords in (categories or CATEGORIES).items():
+        t0 = time.perf_counter()
         rows.extend(evaluate_category(corpus, category, keywords, seed=seed, variant=variant))
-    return rows, corpus
+        log.info("%s evaluated in %.1fs", category, time.perf_counter() - t0)
+    return rows

@@ -48,6 +48,7 @@ class TrainReport:
     n_reliable_negatives: int = 0
     n_positive_features: int = 0
     vectorizer: FieldTfidfVectorizer | None = None
+    validation: tuple | None = None  # (held-back positives, others): what PSO fitted on
 
 
 def keyword_terms(keywords: Iterable[str]) -> TermCounts:
@@ -144,7 +145,8 @@ def train_pu(
     kw = keyword_terms(keywords)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(positives))
-    n_hold = max(3, round(rules.HOLDOUT_SHARE * len(positives))) if len(positives) >= 6 else 0
+    enough = ensemble and len(positives) >= 6
+    n_hold = max(3, round(rules.HOLDOUT_SHARE * len(positives))) if enough else 0
     held = [positives[i] for i in order[:n_hold]]
     fit_pos = [positives[i] for i in order[n_hold:]] + ([kw] if kw else [])
     vec = FieldTfidfVectorizer().fit(fit_pos + held + list(unlabeled))
@@ -153,6 +155,8 @@ def train_pu(
     pf = positive_features(P, U, forced)
     rn = reliable_negatives(U, pf)
     rounds = iterative_svm(P, U, rn)
+    if not rounds:
+        raise ValueError("PU learning found no reliable negatives among the unlabelled pages")
     report = TrainReport(
         "pu-ensemble" if ensemble else "pu-svm",
         rounds=rounds,
@@ -167,9 +171,10 @@ def train_pu(
         "reliable_negatives": len(rn),
         "positive_features": len(pf),
     }
-    if ensemble and len(rounds) > 0:
+    if ensemble:
         val_pos = vec.transform(held) if held else P
         others = U if criterion == "pu" else U[rn]
+        report.validation = (val_pos, others)
         ens = fit_ensemble(rounds, val_pos, others, criterion=criterion, variant=variant, seed=seed)
         coef, intercept = ens.collapse(rounds)
         report.ensemble = ens

@@ -1,0 +1,186 @@
+"""Measurements beside the classifier table: PSO vs BWPSO, topic drift, per-page speed.
+
+Each returns plain rows (dicts) for ``bench/bench_classifiers.py`` and
+``focuscrawl eval-classifiers`` to print. No Scrapy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Sequence
+
+import numpy as np
+
+from focuscrawl.relevance import pso
+from focuscrawl.relevance.adaptive import AdaptiveCosineModel, profile_similarity
+from focuscrawl.relevance.cosine import CosineModel
+from focuscrawl.relevance.ensemble import fit_ensemble
+from focuscrawl.relevance.evaluate import Corpus, best_threshold_prf, has_category, split
+from focuscrawl.relevance.train import train_pu
+
+
+def _iterations(a: pso.PSOResult, b: pso.PSOResult) -> tuple[int, int, float]:
+    """Iterations each run needs to reach the fitness both reach (the lower final best)."""
+    target = min(a.fitness, b.fitness)
+    return (
+        a.iterations_to(target) or len(a.history),
+        b.iterations_to(target) or len(b.history),
+        target,
+    )
+
+
+def pso_on_ensembles(
+    corpus: Corpus, categories: dict[str, list[str]], seeds: int = 10, iterations: int = 60
+) -> list[dict]:
+    """Standard PSO vs BWPSO on the real problem: the ensemble weights of each category."""
+    rows = []
+    for category, keywords in categories.items():
+        labels = np.array([has_category(c, category) for c in corpus.categories])
+        pos, _, unl, _ = split(labels, 20, 500, 0)
+        model = train_pu([corpus.terms[i] for i in pos], [corpus.terms[i] for i in unl], keywords)
+        report = model.report_  # type: ignore[attr-defined]
+        val_pos, others = report.validation
+        its = {"standard": [], "bwpso": []}
+        final = {"standard": [], "bwpso": []}
+        for seed in range(seeds):
+            res = {
+                v: fit_ensemble(
+                    report.rounds, val_pos, others, variant=v, seed=seed, iterations=iterations
+                )
+                for v in ("standard", "bwpso")
+            }
+            a = pso.PSOResult(np.zeros(1), res["standard"].fitness, res["standard"].history)
+            b = pso.PSOResult(np.zeros(1), res["bwpso"].fitness, res["bwpso"].history)
+            ia, ib, _ = _iterations(a, b)
+            its["standard"].append(ia)
+            its["bwpso"].append(ib)
+            final["standard"].append(a.fitness)
+            final["bwpso"].append(b.fitness)
+        rows.append(
+            {
+                "problem": category.removeprefix("subject."),
+                "rounds": len(report.rounds),
+                **{f"{v} iterations": float(np.mean(its[v])) for v in its},
+                **{f"{v} fitness": float(np.mean(final[v])) for v in final},
+            }
+        )
+    return rows
+
+
+def rastrigin(x: np.ndarray) -> float:
+    z = 10.24 * x - 5.12  # the unit box onto Rastrigin's [-5.12, 5.12]
+    return -float(10 * len(z) + np.sum(z * z - 10 * np.cos(2 * np.pi * z)))
+
+
+def sphere(x: np.ndarray) -> float:
+    return -float(np.sum((x - 0.3) ** 2))
+
+
+def pso_on_benchmarks(seeds: int = 20, dim: int = 10, iterations: int = 200) -> list[dict]:
+    rows = []
+    for name, f in (("sphere-10d", sphere), ("rastrigin-10d", rastrigin)):
+        its = {"standard": [], "bwpso": []}
+        final = {"standard": [], "bwpso": []}
+        for seed in range(seeds):
+            a = pso.maximise(f, dim, iterations=iterations, variant="standard", seed=seed)
+            b = pso.maximise(f, dim, iterations=iterations, variant="bwpso", seed=seed)
+            ia, ib, _ = _iterations(a, b)
+            its["standard"].append(ia)
+            its["bwpso"].append(ib)
+            final["standard"].append(a.fitness)
+            final["bwpso"].append(b.fitness)
+        rows.append(
+            {
+                "problem": name,
+                "rounds": 0,
+                **{f"{v} iterations": float(np.mean(its[v])) for v in its},
+                **{f"{v} fitness": float(np.mean(final[v])) for v in final},
+            }
+        )
+    return rows
+
+
+def crawl_order(corpus: Corpus, start: Sequence[int], limit: int) -> list[int]:
+    """Breadth-first order over the article links from ``start`` (what a crawl would fetch)."""
+    seen = set(start)
+    queue = deque(start)
+    order = []
+    while queue and len(order) < limit:
+        i = queue.popleft()
+        order.append(i)
+        for j in corpus.links[i]:
+            if j not in seen:
+                seen.add(j)
+                queue.append(j)
+    return order
+
+
+def drift(
+    corpus: Corpus, category: str, keywords: Sequence[str], pages: int = 2000, seed: int = 0
+) -> list[dict]:
+    """Adapt the profile along a crawl from the 20 positives; compare no adaptation, guarded
+    and unguarded adaptation: similarity to the original profile and to the true topic (the
+    profile of every article of the category), and best-threshold F1 on the other pages."""
+    labels = np.array([has_category(c, category) for c in corpus.categories])
+    pos, neg, _, rest = split(labels, 20, 500, seed)
+    rest = np.concatenate([rest, neg])
+    texts = [corpus.pages[i].main_text for i in pos]
+    dfs = corpus.cosine_dfs()
+    truth_model = CosineModel(texts=[corpus.pages[i].main_text for i in np.flatnonzero(labels)])
+    base = CosineModel(keywords, texts)
+    base.dfs, base.learn_idf = dfs, False
+    confident = float(np.quantile([base.score_page(corpus.pages[i]) for i in rest], 0.97))
+    order = crawl_order(corpus, list(pos), pages)
+    rows = []
+    for name, guard in (("static", None), ("guarded", True), ("unguarded", False)):
+        if guard is None:
+            model: CosineModel = base
+        else:
+            model = AdaptiveCosineModel(keywords, texts, min_relevance=confident, guard=guard)
+            model.dfs, model.learn_idf = dfs, False
+            for i in order:
+                page = corpus.pages[i]
+                model.observe(page, model.score_page(page))
+            model.refresh()
+        scores = np.array([model.score_page(corpus.pages[i]) for i in rest])
+        _, _, f1 = best_threshold_prf(labels[rest], scores)
+        added = getattr(model, "added", {})
+        rows.append(
+            {
+                "category": category.removeprefix("subject."),
+                "profile": name,
+                "new terms": len(added),
+                "new share": round(model.new_share(), 3) if guard is not None else 0.0,  # type: ignore[attr-defined]
+                "sim to original": profile_similarity(model.profile, base.profile, base),
+                "sim to true topic": profile_similarity(model.profile, truth_model.profile, base),
+                "best F1": f1,
+                "top new terms": " ".join(sorted(added, key=added.get, reverse=True)[:8]),
+            }
+        )
+    return rows
+
+
+def speed(corpus_html: Sequence[tuple[str, bytes]], models: dict[str, object]) -> list[dict]:
+    """Mean milliseconds per page, one page at a time: lxml parse, partition, each model."""
+    import lxml.html
+
+    from focuscrawl.blocks.partition import partition
+
+    rows = []
+    t0 = time.perf_counter()
+    for _, html in corpus_html:
+        lxml.html.document_fromstring(html)
+    lxml_ms = (time.perf_counter() - t0) * 1000 / len(corpus_html)
+    rows.append({"step": "lxml parse (reference)", "ms/page": lxml_ms, "× lxml": 1.0})
+    t0 = time.perf_counter()
+    pages = [partition(html, url) for url, html in corpus_html]
+    ms = (time.perf_counter() - t0) * 1000 / len(pages)
+    rows.append({"step": "partition (blocks)", "ms/page": ms, "× lxml": ms / lxml_ms})
+    for name, model in models.items():
+        t0 = time.perf_counter()
+        for page in pages:
+            model.score_page(page)  # type: ignore[attr-defined]
+        ms = (time.perf_counter() - t0) * 1000 / len(pages)
+        rows.append({"step": f"classify: {name}", "ms/page": ms, "× lxml": ms / lxml_ms})
+    return rows

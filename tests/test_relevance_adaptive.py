@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from focuscrawl.blocks.partition import partition
+from focuscrawl.relevance import train
+from focuscrawl.relevance.adaptive import AdaptiveCosineModel, profile_similarity
+from focuscrawl.relevance.online import RetrainingModel
+from tests.relevance_pages import TOPICS, web
+
+
+def _pages(n=30, seed=5):
+    return {t: [partition(h, u) for u, h in ps] for t, ps in web(n, seed).items()}
+
+
+def _drifting_stream(pages, rng):
+    """Bird pages, then pages mixing bird words with football words, then pure football."""
+    stream = list(pages["birds"])
+    stream += [p for p in pages["football"]]
+    rng.shuffle(stream)
+    return stream
+
+
+@pytest.mark.parametrize("guard", [True, False])
+def test_adaptation_adds_cooccurring_terms_within_the_cap(guard):
+    pages = _pages()
+    model = AdaptiveCosineModel(
+        ["bird feather"], min_relevance=0.0, guard=guard, min_pages=2, update_every=5
+    )
+    for page in _drifting_stream(pages, random.Random(0)):
+        model.observe(page, 1.0)  # every page "confident": only the guard can stop drift
+    model.refresh()
+    football = set(TOPICS["football"])
+    if guard:
+        assert model.new_share() <= 0.3 + 1e-9
+        assert not football & model.added.keys()  # no co-occurrence with bird terms
+        assert set(TOPICS["birds"]) & model.added.keys()
+    else:
+        assert football & model.added.keys()  # unguarded: the topic drifts to football
+    for term, weight in model.original.items():
+        assert model.profile[term] >= weight
+
+
+def test_guarded_profile_stays_closer_to_the_original_than_unguarded():
+    pages = _pages()
+    sims = {}
+    for guard in (True, False):
+        model = AdaptiveCosineModel(["bird feather"], min_relevance=0.0, guard=guard, min_pages=2)
+        for page in _drifting_stream(pages, random.Random(1)):
+            model.observe(page, 1.0)
+        model.refresh()
+        sims[guard] = profile_similarity(model.profile, model.original, model)
+    assert sims[True] > sims[False]
+    assert profile_similarity({"a": 1.0}, {"a": 2.0}) == pytest.approx(1.0)
+    assert profile_similarity({"a": 1.0}, {"b": 1.0}) == 0.0
+
+
+def test_low_relevance_pages_never_feed_the_profile():
+    pages = _pages()
+    model = AdaptiveCosineModel(["bird"], min_relevance=0.9, min_pages=1, update_every=1)
+    for page in pages["birds"]:
+        model.observe(page, 0.5)
+    assert model.added == {} and model.confident_pages == 0
+
+
+def test_retraining_model_swaps_in_a_model_trained_in_the_worker_thread():
+    raw = web(30, seed=9)
+    start = train([], keywords=["bird feather nest"])
+    wrapper = RetrainingModel(start, ["bird"], every=40, confident=0.2, min_positives=5)
+    assert wrapper.threshold == start.threshold
+    pages = [partition(h, u) for ps in raw.values() for u, h in ps]
+    random.Random(2).shuffle(pages)
+    for page in pages[:120]:
+        wrapper.observe(page, wrapper.score_page(page))
+    wrapper.wait()
+    wrapper.close()
+    assert wrapper.failures == 0
+    assert wrapper.retrains >= 1
+    assert wrapper.model is not start and wrapper.model.kind == "pu-ensemble"
+    bird = partition(*reversed(raw["birds"][-1]))
+    money = partition(*reversed(raw["finance"][-1]))
+    assert wrapper.score_page(bird) > wrapper.score_page(money)
