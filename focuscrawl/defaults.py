@@ -288,3 +288,13 @@ if __name__ == "__main__":
         update_readme()
     else:
         print(markdown_table())
+_add(
+    "FOCUSCRAWL_ADAPT_TOPIC",
+    False,
+    "Cosine model only: pages judged relevant with high confidence add co-occurring terms to the topic profile (drift-guarded: original terms keep their weight, new terms hold at most 30%).",
+)
+_add(
+    "FOCUSCRAWL_RETRAIN_EVERY",
+    0,
+    "Retrain a PU model from the crawl's own pages every N fetched pages, in a worker thread (the crawl never waits); 0: off.",
+)

@@ -26,9 +26,32 @@ def _example_texts(topic: Topic) -> list[str]:
     return texts
 
 
-def load_model(path: str | None, topic: Topic, threshold: float) -> PageScorer:
-    if path:
-        from focuscrawl.relevance.model import RelevanceModel  # issue 4
+def load_model(
+    path: str | None,
+    topic: Topic,
+    threshold: float,
+    *,
+    adapt: bool = False,
+    retrain_every: int = 0,
+) -> PageScorer:
+    """The crawl's model: a trained model file, else cosine to the topic (adaptive when
+    ``adapt``); wrapped to retrain in a worker thread every ``retrain_every`` pages when > 0.
 
-        return RelevanceModel.load(path)
-    return CosineModel(topic.keywords, _example_texts(topic), threshold=threshold)
+    A model file that is not a focuscrawl model raises :class:`ModelFileError` (a ``ValueError``)
+    with a one-line message."""
+    model: PageScorer
+    if path:
+        from focuscrawl.relevance.model import RelevanceModel
+
+        model = RelevanceModel.load(path)
+    elif adapt:
+        from focuscrawl.relevance.adaptive import AdaptiveCosineModel
+
+        model = AdaptiveCosineModel(topic.keywords, _example_texts(topic), threshold=threshold)
+    else:
+        model = CosineModel(topic.keywords, _example_texts(topic), threshold=threshold)
+    if retrain_every > 0:
+        from focuscrawl.relevance.online import RetrainingModel
+
+        model = RetrainingModel(model, topic.keywords, every=retrain_every)
+    return model

@@ -1,0 +1,44 @@
+"""Relevance classifiers on Wikispeedia: cosine (baseline, best threshold) vs SVM with true
+negatives vs PU-SVM vs PU ensemble; PSO vs BWPSO; topic drift; per-page cost against lxml.
+
+    .venv/bin/python bench/bench_classifiers.py [--parts table,pso,drift,speed] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from focuscrawl.corpora import corpora_dir
+from focuscrawl.relevance.evaluate import default_cache_dir
+from focuscrawl.relevance.report import run_all
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--parts", default="table,pso,drift,speed")
+    p.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
+    p.add_argument("--no-cache", action="store_true", help="re-render and re-partition")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    base = corpora_dir()
+    if base is None:
+        print("needs ../shared/corpora (set FOCUSCRAWL_CORPORA)", file=sys.stderr)
+        return 2
+    text = run_all(
+        base / "wikispeedia",
+        cache_dir=None if args.no_cache else default_cache_dir(),
+        parts=[s.strip() for s in args.parts.split(",")],
+        seed=args.seed,
+    )
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Run the relevance measurements and format them as Markdown (no Scrapy)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from focuscrawl.relevance import evaluate as ev
+from focuscrawl.relevance import experiments as ex
+
+log = logging.getLogger(__name__)
+
+
+def markdown(rows: Sequence[dict], floats: str = "{:.3f}") -> str:
+    if not rows:
+        return "(no rows)"
+    cols = list(rows[0])
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in rows:
+        cells = [floats.format(v) if isinstance(v, float) else str(v) for v in r.values()]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def run_all(
+    root: Path,
+    *,
+    cache_dir: Path | None,
+    parts: Sequence[str] = ("table", "pso", "drift", "speed"),
+    seed: int = 0,
+    pso_seeds: int = 10,
+    speed_pages: int = 300,
+) -> str:
+    t0 = time.perf_counter()
+    corpus = ev.load_corpus(root, cache_dir)
+    sections = [
+        f"corpus: {len(corpus.names)} Wikispeedia articles rendered by `{corpus.source}` "
+        f"and partitioned by `focuscrawl.blocks.partition` ({time.perf_counter() - t0:.0f}s)"
+    ]
+    if "table" in parts:
+        rows = ev.classifier_table(corpus, seed=seed)
+        sections.append(
+            "## Classifiers (keywords + 20 positives; test on the other pages)\n\n"
+            + ev.format_table(rows)
+        )
+    if "pso" in parts:
+        prows = ex.pso_on_ensembles(corpus, ev.CATEGORIES, seeds=pso_seeds)
+        prows += ex.pso_on_benchmarks()
+        sections.append(
+            "## PSO vs BWPSO: mean iterations to reach the fitness both reach "
+            f"({pso_seeds} seeds per ensemble problem, 20 per benchmark)\n\n"
+            + markdown(prows, "{:.4g}")
+        )
+    if "drift" in parts:
+        drows = []
+        for category, keywords in list(ev.CATEGORIES.items())[:3]:
+            drows += ex.drift(corpus, category, keywords, seed=seed)
+        sections.append(
+            "## Adaptive topic: drift after a 2,000-page breadth-first crawl from "
+            "the positives\n\n" + markdown(drows)
+        )
+    if "speed" in parts:
+        sections.append(
+            "## Per-page cost, one page at a time\n\n"
+            + speed_section(root, corpus, speed_pages, seed)
+        )
+    return "\n\n".join(sections)
+
+
+def speed_section(root: Path, corpus: ev.Corpus, n: int, seed: int) -> str:
+    from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus
+    from focuscrawl.relevance.cosine import CosineModel
+    from focuscrawl.relevance.train import train_pu
+
+    wiki = WikispeediaCorpus.open(root)
+    category, keywords = next(iter(ev.CATEGORIES.items()))
+    labels = np.array([ev.has_category(c, category) for c in corpus.categories])
+    pos, _, unl, rest = ev.split(labels, 20, 500, seed)
+    model = train_pu([corpus.terms[i] for i in pos], [corpus.terms[i] for i in unl], keywords)
+    cosine = CosineModel(keywords, [corpus.pages[i].main_text for i in pos])
+    cosine.dfs = corpus.cosine_dfs()
+    rng = np.random.default_rng(seed)
+    picked = rng.choice(rest, min(n, len(rest)), replace=False)
+    html = [
+        (f"http://wiki.test/wiki/{corpus.names[i]}", wiki.render(corpus.names[i])) for i in picked
+    ]
+    rows = ex.speed(html, {"pu-ensemble (RelevanceModel)": model, "cosine": cosine})
+    kb = np.mean([len(h) for _, h in html]) / 1024
+    return f"{len(html)} rendered pages, mean {kb:.1f} KiB of HTML\n\n" + markdown(rows)
