@@ -133,6 +133,16 @@ _add(
     "",
     "Path of a model trained with `focuscrawl train` (also `-a model=`). Empty: TF-IDF cosine to the topic.",
 )
+_add(
+    "FOCUSCRAWL_ADAPT_TOPIC",
+    False,
+    "Cosine model only: pages judged relevant with high confidence add co-occurring terms to the topic profile (drift-guarded: original terms keep their weight, new terms hold at most 30%).",
+)
+_add(
+    "FOCUSCRAWL_RETRAIN_EVERY",
+    0,
+    "Retrain a PU model from the crawl's own pages every N fetched pages, in a worker thread (the crawl never waits); 0: off.",
+)
 
 # --- change detection and recrawl --------------------------------------------------------
 _add(
@@ -238,6 +248,31 @@ _add(
     600.0,
     "While Redis is unreachable, workers log an error and retry with back-off for up to this many seconds before failing.",
 )
+_add(
+    "FOCUSCRAWL_CLUSTER_POLITENESS",
+    True,
+    "With Redis: per-host concurrency and delay are shared by all workers (downloader middleware `focuscrawl.cluster.middleware.ClusterPolitenessMiddleware`).",
+)
+_add(
+    "FOCUSCRAWL_CLUSTER_HOST_CONCURRENCY",
+    0,
+    "Cluster-wide in-flight limit per host; 0 uses `CONCURRENT_REQUESTS_PER_DOMAIN`.",
+)
+_add(
+    "FOCUSCRAWL_CLUSTER_HOST_DELAY",
+    0.0,
+    "Cluster-wide seconds between two requests to one host; 0 uses `DOWNLOAD_DELAY`. A robots.txt `Crawl-delay` raises it for its host.",
+)
+_add(
+    "FOCUSCRAWL_CLUSTER_MAX_CRAWL_DELAY",
+    30.0,
+    "Cap on a robots.txt `Crawl-delay` honoured by the cluster.",
+)
+_add(
+    "FOCUSCRAWL_CLUSTER_STATS_INTERVAL",
+    5.0,
+    "Seconds between a worker's stats records in Redis (read by `focuscrawl status`).",
+)
 
 # --- index and search --------------------------------------------------------------------
 _add(
@@ -288,13 +323,3 @@ if __name__ == "__main__":
         update_readme()
     else:
         print(markdown_table())
-_add(
-    "FOCUSCRAWL_ADAPT_TOPIC",
-    False,
-    "Cosine model only: pages judged relevant with high confidence add co-occurring terms to the topic profile (drift-guarded: original terms keep their weight, new terms hold at most 30%).",
-)
-_add(
-    "FOCUSCRAWL_RETRAIN_EVERY",
-    0,
-    "Retrain a PU model from the crawl's own pages every N fetched pages, in a worker thread (the crawl never waits); 0: off.",
-)

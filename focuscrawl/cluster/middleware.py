@@ -1,0 +1,129 @@
+"""``ClusterPolitenessMiddleware``: the downloader middleware over :class:`.politeness.HostGate`.
+
+Enabled when ``REDIS_URL``/``FOCUSCRAWL_REDIS_URL`` is set. Each request waits (without
+blocking the reactor) for a cluster-wide slot of its host, and gives it back with its response
+or failure; robots.txt responses set the host's shared ``Crawl-delay``. Place it next to the
+downloader (order 990) so that retries and redirects take their own slot.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy import Request, Spider, signals
+from scrapy.exceptions import NotConfigured
+from scrapy.http import Response
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
+
+from focuscrawl.cluster.politeness import HostGate
+from focuscrawl.cluster.state import worker_id
+from focuscrawl.frontier.base import host_of
+from focuscrawl.frontier.factory import redis_url
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+SLOT_META = "_focuscrawl_host_slot"
+
+
+class ClusterPolitenessMiddleware:
+    def __init__(self, crawler: Crawler, gate: HostGate, user_agent: str) -> None:
+        self.crawler = crawler
+        self.gate = gate
+        self.user_agent = user_agent
+        self._tokens = itertools.count()
+        self._worker = ""
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ClusterPolitenessMiddleware:
+        s = crawler.settings
+        url = redis_url(s)
+        if not url or not s.getbool("FOCUSCRAWL_CLUSTER_POLITENESS"):
+            raise NotConfigured("cluster politeness needs REDIS_URL (FOCUSCRAWL_REDIS_URL)")
+        prefix = s.get("FOCUSCRAWL_REDIS_PREFIX") or "focuscrawl:%(spider)s"
+        spider_name = crawler.spidercls.name if crawler.spidercls else "crawl"
+        gate = HostGate(
+            url,
+            prefix % {"spider": spider_name},
+            concurrency=s.getint("FOCUSCRAWL_CLUSTER_HOST_CONCURRENCY")
+            or s.getint("CONCURRENT_REQUESTS_PER_DOMAIN"),
+            delay=s.getfloat("FOCUSCRAWL_CLUSTER_HOST_DELAY") or s.getfloat("DOWNLOAD_DELAY"),
+            max_delay=s.getfloat("FOCUSCRAWL_CLUSTER_MAX_CRAWL_DELAY"),
+            hold=s.getfloat("DOWNLOAD_TIMEOUT") + 30.0,
+        )
+        mw = cls(crawler, gate, s.get("USER_AGENT") or "*")
+        crawler.signals.connect(mw.spider_opened, signals.spider_opened)
+        crawler.signals.connect(mw.spider_closed, signals.spider_closed)
+        return mw
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.gate.open()
+        self._worker = worker_id()
+        # the scheduler's busy() can consult it: pop around hosts whose cluster slots are full
+        self.crawler.focuscrawl_host_gate = self.gate  # type: ignore[attr-defined]
+
+    def spider_closed(self, spider: Spider) -> None:
+        self.gate.close()
+
+    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if _is_robots(request):
+            return None
+        host = host_of(request.url)
+        token = f"{self._worker}:{next(self._tokens)}"
+        stats = self.crawler.stats
+        waited = False
+        while True:
+            wait = self.gate.acquire(host, token)
+            if wait == 0.0:
+                break
+            if not waited:
+                waited = True
+                stats.inc_value("focuscrawl/cluster/politeness/waited")
+            await maybe_deferred_to_future(deferLater(reactor, wait, lambda: None))
+        request.meta[SLOT_META] = (host, token)
+        return None
+
+    def process_response(
+        self, request: Request, response: Response, spider: Spider | None = None
+    ) -> Response:
+        self._release(request)
+        if _is_robots(request) and response.status == 200:
+            self._read_crawl_delay(request, response)
+        return response
+
+    def process_exception(
+        self, request: Request, exception: BaseException, spider: Spider | None = None
+    ) -> None:
+        self._release(request)
+        return None
+
+    def _release(self, request: Request) -> None:
+        slot = request.meta.pop(SLOT_META, None)
+        if slot is not None:
+            self.gate.release(*slot)
+
+    def _read_crawl_delay(self, request: Request, response: Response) -> None:
+        from protego import Protego
+
+        try:
+            delay = Protego.parse(response.body.decode("utf-8", "replace")).crawl_delay(
+                self.user_agent
+            )
+        except Exception as exc:  # a broken robots.txt must not stop the crawl
+            logger.info("Unreadable robots.txt at %s: %s", request.url, exc)
+            return
+        if delay:
+            self.gate.set_crawl_delay(host_of(request.url), float(delay))
+            self.crawler.stats.inc_value("focuscrawl/cluster/politeness/crawl_delay")
+            logger.info(
+                "Crawl-delay %.1fs for %s (shared by the cluster)", delay, host_of(request.url)
+            )
+
+
+def _is_robots(request: Request) -> bool:
+    return request.url.split("?", 1)[0].endswith("/robots.txt") and request.url.count("/") == 3

@@ -1,0 +1,109 @@
+"""Per-host politeness shared by every worker of a cluster: concurrency and request rate in Redis.
+
+A worker takes a *slot* for a host before downloading from it and gives it back when the
+response (or failure) arrives. A host has at most ``concurrency`` slots taken across the
+cluster, and two slots are taken at least ``delay`` seconds apart (the larger of the configured
+delay and the host's robots.txt ``Crawl-delay``, capped at ``max_delay``). Slots are leases with
+a deadline (Redis server time), so the slots of a worker that died free themselves.
+
+Keys (``P`` = the crawl's prefix): ``P:pol:a:<host>`` zset token → slot deadline;
+``P:pol:next`` hash host → earliest time of the next slot; ``P:pol:delay`` hash host → robots
+``Crawl-delay``. No Scrapy here; the downloader middleware is :mod:`.middleware`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_PRELUDE = """
+local P, host = ARGV[1], ARGV[2]
+local conc, delay, hold = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+local slots = P .. ':pol:a:' .. host
+redis.call('ZREMRANGEBYSCORE', slots, '-inf', now)
+local robots = tonumber(redis.call('HGET', P .. ':pol:delay', host) or '0')
+if robots > delay then delay = robots end
+local nxt = tonumber(redis.call('HGET', P .. ':pol:next', host) or '0')
+"""
+
+# returns "0" when the slot is taken, else seconds to wait before asking again
+_ACQUIRE = (
+    _PRELUDE
+    + """
+if redis.call('ZCARD', slots) >= conc then return '-1' end
+if now < nxt then return tostring(nxt - now) end
+redis.call('ZADD', slots, now + hold, ARGV[6])
+redis.call('PEXPIRE', slots, math.ceil(hold * 1000))
+redis.call('HSET', P .. ':pol:next', host, now + delay)
+return '0'
+"""
+)
+
+_BUSY = (
+    _PRELUDE
+    + """
+if redis.call('ZCARD', slots) >= conc or now < nxt then return 1 end
+return 0
+"""
+)
+
+
+class HostGate:
+    """Cluster-wide per-host slots. ``open()`` connects; the constructor does no I/O."""
+
+    def __init__(
+        self,
+        url: str,
+        prefix: str,
+        *,
+        concurrency: int = 8,
+        delay: float = 0.0,
+        max_delay: float = 30.0,
+        hold: float = 210.0,
+        full_wait: float = 0.05,
+    ) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.concurrency = max(1, concurrency)
+        self.delay = delay
+        self.max_delay = max_delay
+        self.hold = hold  # a slot not released within this many seconds frees itself
+        self.full_wait = full_wait  # poll interval while every slot of a host is taken
+        self._client: Any = None
+        self._acquire: Any = None
+        self._busy: Any = None
+
+    def open(self, client: Any = None) -> None:
+        import redis
+
+        self._client = client or redis.Redis.from_url(self.url)
+        self._acquire = self._client.register_script(_ACQUIRE)
+        self._busy = self._client.register_script(_BUSY)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _args(self, host: str) -> list[Any]:
+        return [self.prefix, host, self.concurrency, repr(self.delay), repr(self.hold)]
+
+    def acquire(self, host: str, token: str) -> float:
+        """Take a slot of ``host`` for ``token``: 0.0 when taken, else seconds to wait first."""
+        wait = float(self._acquire(keys=[], args=[*self._args(host), token]))
+        return self.full_wait if wait < 0 else max(wait, 0.001) if wait > 0 else 0.0
+
+    def release(self, host: str, token: str) -> None:
+        self._client.zrem(f"{self.prefix}:pol:a:{host}", token)
+
+    def busy(self, host: str) -> bool:
+        """True when a new request to ``host`` would have to wait (for the scheduler's pop)."""
+        return bool(self._busy(keys=[], args=self._args(host)))
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None:
+        seconds = min(max(seconds, 0.0), self.max_delay)
+        self._client.hset(f"{self.prefix}:pol:delay", host, repr(seconds))
+
+    def in_use(self, host: str) -> int:
+        return int(self._client.zcard(f"{self.prefix}:pol:a:{host}"))
