@@ -15,7 +15,7 @@ HOSTS = [f"127.0.0.{i}" for i in range(2, 6)]
 
 @pytest.fixture(scope="module")
 def web() -> SyntheticWeb:
-    return SyntheticWeb(HOSTS, port=8123, seed=11, n_pages=1200)
+    return SyntheticWeb(HOSTS, port=8123, seed=11, n_pages=800)
 
 
 def test_is_a_site(web: SyntheticWeb) -> None:
@@ -24,11 +24,11 @@ def test_is_a_site(web: SyntheticWeb) -> None:
 
 
 def test_same_seed_same_web_other_seed_other_web(web: SyntheticWeb) -> None:
-    again = SyntheticWeb(HOSTS, port=8123, seed=11, n_pages=1200)
+    again = SyntheticWeb(HOSTS, port=8123, seed=11, n_pages=800)
     assert [p.path for p in again.pages] == [p.path for p in web.pages]
     for page in web.pages[:50]:
         assert again.get(page.host, page.path).body == web.get(page.host, page.path).body
-    other = SyntheticWeb(HOSTS, port=8123, seed=12, n_pages=1200)
+    other = SyntheticWeb(HOSTS, port=8123, seed=12, n_pages=800)
     assert [p.path for p in other.pages] != [p.path for p in web.pages]
 
 
