@@ -8,6 +8,7 @@ import random
 import pytest
 
 from focuscrawl.change.estimate import (
+    needs_probe,
     rate_from_history,
     rate_irregular,
     rate_regular,
@@ -60,7 +61,8 @@ def test_irregular_estimator_recovers_the_rate() -> None:
     intervals = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert rate_irregular(intervals, changed) == pytest.approx(rate, rel=0.15)
     assert rate_irregular(intervals, [False] * len(intervals)) == 0.0
-    assert rate_irregular([1.0, 2.0], [True, True]) > 0
+    # every interval changed: no finite MLE; the shortest interval bounds the rate best
+    assert rate_irregular([10.0, 1.0], [True, True]) == pytest.approx(rate_regular(2, 2, 1.0))
     with pytest.raises(ValueError):
         rate_irregular([1.0], [True, False])
 
@@ -75,6 +77,16 @@ def test_rate_from_history_picks_the_estimator() -> None:
     )
     # no change seen yet: the scheduling rate keeps a bonus, so the page is revisited
     assert scheduling_rate([(0.0, "new"), (4.0, "unchanged")], prior=1.0) == pytest.approx(0.125)
+
+
+def test_probe_when_every_long_interval_changed() -> None:
+    assert needs_probe([(0.0, "new"), (10.0, "significant")], period=1.0)
+    assert not needs_probe([(0.0, "new"), (10.0, "unchanged")], period=1.0)
+    assert not needs_probe([(0.0, "new"), (10.0, "significant"), (11.0, "significant")], 1.0)
+    assert not needs_probe([(0.0, "new")], period=1.0)
+    just_seen = PageRecord("p", None, [(0.0, "new"), (10.0, "significant")])
+    other = PageRecord("q", None, [(0.0, "new"), (1.0, "unchanged")])
+    assert due([other, just_seen], 11.0, 1, "change-rate", period=1.0) == ["p"]
 
 
 def record(url: str, history: list[tuple[float, str]], **features: float) -> PageRecord:

@@ -9,7 +9,10 @@ they are visited.
   unbiased estimator  λ̂ = −ln((n − X + 0.5) / (n + 0.5)) / I.  It stays finite when X = n.
 - Irregular visits (intervals t_i, the ones with a change C, without U): the maximum likelihood
   estimate, the root of  Σ_{i∈C} t_i / (e^{λ t_i} − 1) = Σ_{j∈U} t_j ; 0 when nothing changed,
-  and, when every interval changed (no finite root), the regular estimator over the mean interval.
+  and, when every interval changed (no finite root), the regular estimator over the SHORTEST
+  interval: the data only say "at least this fast", and the shortest interval says it best
+  (over the mean interval a page changing 4 times per cycle, seen every 10 cycles, would look
+  like one changing 0.1 times per cycle).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ def rate_irregular(intervals: Sequence[float], changed: Sequence[bool]) -> float
     if not ch:
         return 0.0
     if unchanged_total <= 0:  # every interval changed: no finite MLE
-        return rate_regular(len(ch), len(ch), sum(ch) / len(ch))
+        return rate_regular(len(ch), len(ch), min(ch))
     lo, hi = 1e-12, 1.0 / min(ch)
     while _score(hi, ch, unchanged_total) > 0:  # widen until the root is bracketed
         hi *= 2.0
@@ -83,6 +86,20 @@ def rate_from_history(
     if all(abs(t - mean) <= regular_tolerance * mean for t in intervals):
         return rate_regular(len(intervals), sum(changed), mean)
     return rate_irregular(intervals, changed)
+
+
+def needs_probe(visits: Sequence[tuple[float, str]], period: float) -> bool:
+    """Whether a page should be revisited one period after its last visit, to learn its rate.
+
+    When every interval so far showed a change and none was short, the page may change far
+    faster than it was visited (the estimators cannot tell 0.3 from 4 changes per period from
+    10-period intervals); one short interval settles it.
+    """
+    if len(visits) < 2:
+        return False
+    changed = [b[1] in CHANGE_STATUSES for b in visits[1:]]
+    shortest = min(b[0] - a[0] for a, b in zip(visits, visits[1:], strict=False))
+    return all(changed) and shortest > 1.5 * period
 
 
 def scheduling_rate(visits: Sequence[tuple[float, str]], prior: float) -> float:

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from focuscrawl.change.estimate import (
     CHANGE_STATUSES,
+    needs_probe,
     rate_from_history,
     rate_irregular,
     scheduling_rate,
@@ -36,6 +37,14 @@ from focuscrawl.change.store import PageRecord
 
 POLICIES = ("uniform", "change-rate", "cluster")
 _DIGITS = re.compile(r"\d+")
+
+
+PROBE = 2.0  # above any freshness gain (at most 1): probes go first
+
+
+def _probe_now(record: PageRecord, now: float, period: float) -> bool:
+    """A page whose every visit saw a change, last visited one period ago: learn its rate."""
+    return now - record.last_fetched <= 1.01 * period and needs_probe(record.history, period)
 
 
 def freshness_gain(rate: float, age: float, horizon: float) -> float:
@@ -147,7 +156,15 @@ def plan_clusters(
         rate = pooled_rate(members)
         rate = prior if rate is None else rate + 0.5 / max(period, _observed(members))
         gains = sorted(
-            ((freshness_gain(rate, now - r.last_fetched, horizon), r.url) for r in members),
+            (
+                (
+                    PROBE
+                    if _probe_now(r, now, period)
+                    else freshness_gain(rate, now - r.last_fetched, horizon),
+                    r.url,
+                )
+                for r in members
+            ),
             key=lambda g: (-g[0], g[1]),
         )
         n = max(1, math.ceil(sample * len(gains)))
@@ -195,7 +212,12 @@ def due(
         prior = mean_rate(recs, 1.0 / period)
         horizon = horizon_of(len(recs), budget, period)
         scored = [
-            (freshness_gain(page_rate(r, prior), now - r.last_fetched, horizon), r.url)
+            (
+                PROBE
+                if _probe_now(r, now, period)
+                else freshness_gain(page_rate(r, prior), now - r.last_fetched, horizon),
+                r.url,
+            )
             for r in recs
         ]
         return [u for _, u in sorted(scored, key=lambda s: (-s[0], s[1]))][:budget]
