@@ -207,6 +207,11 @@ _add(
     "Recrawl order: `uniform` (oldest visit first), `change-rate` (Cho & Garcia-Molina estimates) or `cluster` (sample each cluster first).",
 )
 _add(
+    "FOCUSCRAWL_RECRAWL_PERIOD",
+    86400.0,
+    "Seconds between recrawl cycles: the time unit of the change-rate estimates and the revisit horizon.",
+)
+_add(
     "FOCUSCRAWL_RECRAWL_SAMPLE",
     0.2,
     "Cluster policy: fraction of each cluster fetched first as its sample.",

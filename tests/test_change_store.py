@@ -246,3 +246,21 @@ def test_due_orders_by_policy(store: ChangeStore) -> None:
     store.record("http://h/3", fp("3b"), "significant", 10.0)
     assert store.due(20.0, 2, "uniform") == ["http://h/0", "http://h/1"]
     assert set(store.due(20.0, 0, "change-rate", period=1.0)) == {f"http://h/{i}" for i in range(4)}
+
+
+def test_due_urls_from_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from focuscrawl.change.recrawl import due_urls
+
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    monkeypatch.delenv("FOCUSCRAWL_REDIS_URL", raising=False)
+    settings = {
+        "FOCUSCRAWL_DATA_DIR": str(tmp_path),
+        "FOCUSCRAWL_RECRAWL_BUDGET": 2,
+        "FOCUSCRAWL_RECRAWL_POLICY": "uniform",
+    }
+    store = open_store(settings)
+    store.open()
+    for i in range(3):
+        store.record(f"http://h/{i}", fp(str(i)), "new", float(i))
+    store.close()
+    assert due_urls(settings, now=10.0) == ["http://h/0", "http://h/1"]
