@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+
+from focuscrawl.evaluation.testweb import TestWebProcess
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -100,3 +103,10 @@ def test_bad_cases(testweb_synthetic: Any) -> None:
 
 def test_post_is_refused(seed: str) -> None:
     assert fetch(seed, method="POST")[0] == 405
+
+
+def test_a_failed_start_is_reported_not_waited_for(tmp_path: Path) -> None:
+    web = TestWebProcess("wikispeedia", corpora=tmp_path)  # no corpus there
+    with pytest.raises(RuntimeError, match="exited with 2 before it was ready"):
+        web.start()
+    web.stop()

@@ -22,6 +22,7 @@ from focuscrawl.evaluation.site import Site, loopback_hosts
 
 CORPORA = ("synthetic", "wikispeedia")
 DEFAULT_HOSTS = {"synthetic": 6, "wikispeedia": 8}
+_MAIN = "import sys; from focuscrawl.cli import main; sys.exit(main())"
 
 
 def build_site(
@@ -101,7 +102,8 @@ class TestWebProcess:
         return dict(self.info.get("seeds", {}))
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "focuscrawl.cli", "testweb", "--corpus", self.corpus]
+        # Not ``-m focuscrawl.cli``: run as __main__, its CommandError would be a second class.
+        cmd = [sys.executable, "-c", _MAIN, "testweb", "--corpus", self.corpus]
         cmd += ["--port", str(self.requested_port), "--seed", str(self.seed)]
         if self.n_hosts:
             cmd += ["--hosts", str(self.n_hosts)]
