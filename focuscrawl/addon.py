@@ -13,7 +13,9 @@ from scrapy.settings import BaseSettings
 from focuscrawl.defaults import DEFAULTS
 
 DOWNLOADER_MIDDLEWARES = {
-    "focuscrawl.middlewares.partition.PartitionMiddleware": 950,  # next to the spider side
+    # process_response runs from high orders to low: below 590 (decompression), 600
+    # (redirects) and 550 (retries) it sees only final, decoded bodies
+    "focuscrawl.middlewares.partition.PartitionMiddleware": 90,
 }
 ITEM_PIPELINES: dict[str, int] = {}
 EXTENSIONS = {

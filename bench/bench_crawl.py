@@ -1,0 +1,110 @@
+"""Crawl throughput: ``scrapy crawl topical`` (partition, relevance, Shark-Search, FocusScheduler)
+against a plain Scrapy breadth-first spider over the same synthetic test web, in the same run.
+
+Runs alternate (plain, topical, plain, topical, …) so both see the same machine load; prints
+pages per second of each and the ratio (target >= 0.8).
+
+    .venv/bin/python bench/bench_crawl.py [--pages 1500] [--rounds 2] [--strategy NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from focuscrawl.evaluation.testweb import TestWebProcess
+
+HERE = Path(__file__).resolve().parent
+COMMON = [
+    "-s",
+    "LOG_LEVEL=WARNING",
+    "-s",
+    "CONCURRENT_REQUESTS=16",
+    "-s",
+    "CONCURRENT_REQUESTS_PER_DOMAIN=8",
+    "-s",
+    "TELNETCONSOLE_ENABLED=False",
+    "-s",
+    "ROBOTSTXT_OBEY=True",
+]
+
+
+def run(cmd: list[str], stats_path: Path, env: dict[str, str], cwd: str | Path) -> float:
+    subprocess.run(cmd, check=True, env=env, cwd=cwd, timeout=900)
+    stats = json.loads(stats_path.read_text())
+    return stats["response_received_count"] / stats["elapsed_time_seconds"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pages", type=int, default=1500)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--strategy", default="")
+    parser.add_argument("--topic", default="birds")
+    args = parser.parse_args()
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+    # the baseline runs outside the project: plain Scrapy defaults, no focuscrawl add-on
+    plain_env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    plain, topical = [], []
+    with TestWebProcess(corpus="synthetic") as web, tempfile.TemporaryDirectory() as tmp:
+        seeds = web.seeds[args.topic]
+        topic = Path(tmp) / "topic.toml"
+        topic.write_text(
+            f'name = "{args.topic}"\nkeywords = ["{args.topic}"]\nseeds = {json.dumps(seeds)}\n'
+        )
+        for r in range(args.rounds):
+            sp = Path(tmp) / f"plain{r}.json"
+            st = Path(tmp) / f"topical{r}.json"
+            plain_cmd = [
+                sys.executable,
+                "-m",
+                "scrapy",
+                "runspider",
+                str(HERE / "plain_spider.py"),
+                "-a",
+                "seeds=" + ",".join(seeds),
+                *COMMON,
+                "-s",
+                f"CLOSESPIDER_PAGECOUNT={args.pages}",
+                "-s",
+                'EXTENSIONS={"focuscrawl.extensions.statsfile.StatsFile": 0}',
+                "-s",
+                f"FOCUSCRAWL_STATS_FILE={sp}",
+            ]
+            topical_cmd = [
+                sys.executable,
+                "-m",
+                "scrapy",
+                "crawl",
+                "topical",
+                "-a",
+                f"topic={topic}",
+                *COMMON,
+                "-s",
+                f"CLOSESPIDER_PAGECOUNT={args.pages}",
+                "-s",
+                f"FOCUSCRAWL_STATS_FILE={st}",
+                "-s",
+                f"FOCUSCRAWL_DATA_DIR={tmp}/data{r}",
+            ]
+            if args.strategy:
+                topical_cmd += ["-a", f"strategy={args.strategy}"]
+            plain.append(run(plain_cmd, sp, plain_env, tmp))
+            topical.append(run(topical_cmd, st, env, HERE.parent))
+            print(
+                f"round {r + 1}: plain {plain[-1]:.1f} pages/s, topical {topical[-1]:.1f} pages/s"
+            )
+    p, t = statistics.median(plain), statistics.median(topical)
+    print(f"\nplain Scrapy BFS  {p:8.1f} pages/s (median of {args.rounds})")
+    print(f"focuscrawl topical {t:8.1f} pages/s (median of {args.rounds})")
+    print(f"ratio topical / plain = {t / p:.2f} (target >= 0.8)")
+
+
+if __name__ == "__main__":
+    main()
