@@ -26,7 +26,7 @@ def _ld(link_chars: int, chars: int) -> float:
     return min(1.0, link_chars / chars) if chars else 0.0
 
 
-def _score(walk: Walk, ruthless: bool) -> Frame | None:
+def _score(walk: Walk, ruthless: bool, refine: bool) -> Frame | None:
     for f in walk.frames:
         f.candidate = False
         f.score = 0.0
@@ -37,28 +37,82 @@ def _score(walk: Walk, ruthless: bool) -> Frame | None:
             continue
         if f.tag not in rules.PARAGRAPH_TAGS:
             continue
-        if f.tag in _P_LIKE or (f.leaf and f.tag == "div"):
-            target, grand = f.parent, (f.parent.parent if f.parent is not None else None)
-        else:
-            target, grand = f, f.parent
+        # A paragraph votes for its container; a container's own text votes for itself.
+        target = f.parent if f.tag in _P_LIKE or (f.leaf and f.tag == "div") else f
         if target is None:
             continue
         text_len = len(" ".join(walk.words[seg.w0 : seg.w1]))
         vote = 1.0 + seg.commas + 1 + min(text_len / 100.0, rules.PARAGRAPH_MAX_LENGTH_BONUS)
-        for node, share in ((target, 1.0), (grand, rules.GRANDPARENT_SHARE)):
+        node = target
+        for share in rules.ANCESTOR_SHARES:
             if node is None:
-                continue
+                break
             if not node.candidate:
                 node.candidate = True
                 node.score = rules.TAG_SCORE.get(node.tag, 0.0) + node.weight
                 voted.append(node)
             node.score += vote * share
+            node = node.parent
     best: Frame | None = None
     for node in voted:
         node.score *= 1.0 - _ld(node.link_chars, node.chars)
         if best is None or node.score > best.score:
             best = node
+    if best is None or not refine:
+        return best
+    return _refine(best, voted)
+
+
+def _refine(best: Frame, voted: list[Frame]) -> Frame:
+    """Readability.js's climb from the best container to the article it belongs to.
+
+    * When several of the next-best containers score nearly as well, the article is the nearest
+      ancestor holding enough of them (a page of many short sections, each a weak candidate).
+    * A parent that scores higher than the containers on the way up is the better container.
+    * A container that is the only block child of its parent is replaced by the parent.
+    """
+    top = sorted(voted, key=lambda f: f.score, reverse=True)[: rules.TOP_CANDIDATES]
+    if best.score > 0:
+        alternatives = [
+            _ancestors(f)
+            for f in top[1:]
+            if f.score / best.score >= rules.ALTERNATIVE_CANDIDATE_SHARE
+        ]
+        if len(alternatives) >= rules.MIN_ALTERNATIVE_CANDIDATES:
+            p = best.parent
+            while p is not None and p.tag not in _TOP_TAGS:
+                if sum(p.pre in a for a in alternatives) >= rules.MIN_ALTERNATIVE_CANDIDATES:
+                    best = p
+                    break
+                p = p.parent
+    p = best.parent
+    last = best.score
+    threshold = last / 3
+    while p is not None and p.tag not in _TOP_TAGS:
+        if p.candidate:
+            if p.score < threshold:
+                break
+            if p.score > last:
+                best = p
+                break
+            last = p.score
+        p = p.parent
+    p = best.parent
+    while p is not None and p.tag not in _TOP_TAGS and len(p.children) == 1:
+        best, p = p, p.parent
     return best
+
+
+_TOP_TAGS = frozenset({"body", "html", "frameset"})
+
+
+def _ancestors(f: Frame) -> set[int]:
+    out: set[int] = set()
+    p = f.parent
+    while p is not None:
+        out.add(p.pre)
+        p = p.parent
+    return out
 
 
 def _article(walk: Walk, best: Frame) -> list[Frame]:
@@ -155,17 +209,28 @@ def choose_text(walk: Walk) -> list[Frame]:
     unlikely = sum(s.chars for s in walk.segments if s.frame.unlikely)
     total = sum(s.chars for s in walk.segments) or 1
     passes = (True, False) if unlikely < rules.RETRY_MAX_UNLIKELY_SHARE * total else (False,)
+    attempts: list[tuple[int, bool, bool]] = []
     roots: list[Frame] = []
-    for ruthless in passes:
-        best = _score(walk, ruthless)
-        if best is None:
-            # No paragraph at all: take the body (the second frame, after <html>) as it is.
-            best = walk.frames[1] if len(walk.frames) > 1 else walk.frames[0]
-        roots = _article(walk, best)
-        _clean(walk, roots, ruthless)
+    for ruthless, refine in [(r, True) for r in passes] + [(r, False) for r in passes]:
+        roots = _attempt(walk, ruthless, refine)
         kept = sum(s.chars for s in walk.segments if not s.frame.removed)
         if kept >= rules.RETRY_MIN_CHARS:
-            break
+            return roots
+        attempts.append((kept, ruthless, refine))
+    # Every attempt came out short: keep the longest (Readability.js does the same).
+    kept, ruthless, refine = max(attempts, key=lambda a: a[0])
+    if (ruthless, refine) == attempts[-1][1:]:
+        return roots
+    return _attempt(walk, ruthless, refine)
+
+
+def _attempt(walk: Walk, ruthless: bool, refine: bool) -> list[Frame]:
+    best = _score(walk, ruthless, refine)
+    if best is None:
+        # No paragraph at all: take the body (the second frame, after <html>) as it is.
+        best = walk.frames[1] if len(walk.frames) > 1 else walk.frames[0]
+    roots = _article(walk, best)
+    _clean(walk, roots, ruthless)
     return roots
 
 

@@ -132,6 +132,15 @@ UNLIKELY_WORDS = (
     "breadcrumb",
     "banner",
     "skip-link",
+    "replies",
+    "related",
+    "supplemental",
+    "skyscraper",
+    "legends",
+    "cover-wrap",
+    "ai2html",
+    "-ad-",
+    "yom-remote",
 )
 MAYBE_CANDIDATE_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 POSITIVE_WORDS = (
@@ -207,11 +216,16 @@ TAG_SCORE: dict[str, float] = {
 
 MIN_PARAGRAPH_CHARS = 25  # shorter paragraphs do not vote for their container
 PARAGRAPH_MAX_LENGTH_BONUS = 3.0  # + min(chars / 100, this)
-GRANDPARENT_SHARE = 0.5  # a paragraph's vote for its grandparent container
+# A paragraph's vote for its container and the ancestors above it (Readability.js: divided by
+# 1, 2, then 3 × level, five levels up).
+ANCESTOR_SHARES = (1.0, 0.5, 1 / 6, 1 / 9, 1 / 12)
 SIBLING_MIN_SCORE = 10.0  # sibling containers join the article above max(this, share * best)
 SIBLING_SCORE_SHARE = 0.2
 SIBLING_PARAGRAPH_CHARS = 80  # a sibling paragraph longer than this, with low link density, joins
 SIBLING_PARAGRAPH_MAX_LINK_DENSITY = 0.25
+TOP_CANDIDATES = 5  # the best containers compared when climbing to the article
+ALTERNATIVE_CANDIDATE_SHARE = 0.75  # a container scoring this share of the best is an alternative
+MIN_ALTERNATIVE_CANDIDATES = 3  # an ancestor holding this many alternatives becomes the article
 RETRY_MIN_CHARS = 500  # an article shorter than this is re-chosen without the "unlikely" filter
 RETRY_MAX_UNLIKELY_SHARE = 0.8  # above this share of the text under "unlikely" names: no filter
 
