@@ -4,17 +4,18 @@ Every Wikispeedia article (banner and license footer removed, as the test web se
 first ``--max-chars`` characters, to keep the run short) is indexed once. For each topic (a category with at least 100 articles) the pages' relevance is set
 to what a crawl for that topic would store: ``CosineModel`` (TF-IDF cosine, document frequencies
 from the whole corpus) against the topic's keywords (the category path's words), or, with
-``--seeds K``, the keywords plus K held-out example articles of the category (these are left out
-of the queries and of the judged answers). Queries per topic:
+``--seeds K``, the keywords plus K held-out example articles of the category. Queries per topic:
 
 * the category name ("Birds", "Chemical elements") - gain 1 for every article of the category;
 * ``--titles`` article titles of the category - gain 2 for the article itself, 1 for the other
   articles of its category.
 
 nDCG@10 is averaged over the queries, for BM25 alone and for several relevance weights (and
-link authority: PageRank over links.tsv). Needs the corpus (FOCUSCRAWL_CORPORA).
+link authority: PageRank over links.tsv), per relevance profile (``--seeds 0 5``: keywords
+only, and keywords plus 5 held-out articles; the same held-out articles are left out of every
+profile's queries and judgements). Needs the corpus (FOCUSCRAWL_CORPORA).
 
-    .venv/bin/python bench/bench_search_quality.py [--titles 20] [--seeds 0] [--topics 12]
+    .venv/bin/python bench/bench_search_quality.py [--titles 10] [--seeds 0 5] [--topics 12]
 """
 
 from __future__ import annotations
@@ -77,11 +78,11 @@ def label(category: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--titles", type=int, default=20, help="title queries per topic")
+    ap.add_argument("--titles", type=int, default=10, help="title queries per topic")
     ap.add_argument(
         "--seeds", type=int, default=0, help="held-out example articles in the topic profile"
     )
-    ap.add_argument("--topics", type=int, default=16, help="largest categories used as topics")
+    ap.add_argument("--topics", type=int, default=12, help="largest categories used as topics")
     ap.add_argument(
         "--max-chars", type=int, default=6000, help="characters of each article indexed (0: all)"
     )
@@ -120,23 +121,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         cats = [c for c in cats if len(corpus.members(c)) >= 100][: args.topics]
         rng = random.Random(7)
-        totals: dict[str, list[float]] = {name: [] for name, _ in SETTINGS}
-        by_kind: dict[tuple[str, str], list[float]] = {}
+        totals: dict[tuple[int, str], list[float]] = {}
+        by_kind: dict[tuple[int, str, str], list[float]] = {}
         print(
-            f"{'topic':<40} {'queries':>7} " + " ".join(f"{name:>12}" for name, _ in SETTINGS[:4])
+            f"{'topic':<40} {'seeds':>5} {'queries':>7} "
+            + " ".join(f"{n:>12}" for n, _ in SETTINGS[:4])
         )
         for cat in cats:
             members = sorted(corpus.members(cat))
-            seeds = rng.sample(members, args.seeds) if args.seeds else []
-            judged = [m for m in members if m not in seeds]
-            keywords = [w for part in cat.split(".")[1:] for w in [part.replace("_", " ")]]
-            model = CosineModel(keywords=keywords, texts=[texts[s] for s in seeds], learn_idf=False)
-            model.dfs = dfs
-            ix.conn.executemany(
-                "UPDATE pages SET relevance = ? WHERE url = ?",
-                ((model.score_counts(counts[n]), url[n]) for n in names),
-            )
-            ix.commit()
+            held_out = rng.sample(members, max(args.seeds))
+            judged = [m for m in members if m not in held_out]
             queries: list[tuple[str, str, dict[str, float]]] = [
                 ("category", label(cat), {url[m]: 1.0 for m in judged})
             ]
@@ -144,32 +138,55 @@ def main(argv: list[str] | None = None) -> int:
                 qrels = {url[o]: 1.0 for o in judged}
                 qrels[url[m]] = 2.0
                 queries.append(("title", title_of(m), qrels))
-            row = []
-            for name, weights in SETTINGS:
-                scores = []
-                for kind, q, qrels in queries:
-                    ranked = [h.url for h in ix.search(q, limit=10, weights=weights).hits]
-                    s = ndcg_at(ranked, qrels)
-                    scores.append(s)
-                    by_kind.setdefault((name, kind), []).append(s)
-                totals[name].extend(scores)
-                row.append(sum(scores) / len(scores))
-            print(f"{cat:<40} {len(queries):>7} " + " ".join(f"{v:>12.3f}" for v in row[:4]))
+            keywords = [part.replace("_", " ") for part in cat.split(".")[1:]]
+            for n_seeds in args.seeds:
+                seeds = held_out[:n_seeds]
+                model = CosineModel(
+                    keywords=keywords, texts=[texts[s] for s in seeds], learn_idf=False
+                )
+                model.dfs = dfs
+                ix.conn.executemany(
+                    "UPDATE pages SET relevance = ? WHERE url = ?",
+                    ((model.score_counts(counts[n]), url[n]) for n in names),
+                )
+                ix.commit()
+                row = []
+                for name, weights in SETTINGS:
+                    if n_seeds != args.seeds[0] and weights.relevance == 0:
+                        scores = totals[(args.seeds[0], name)][
+                            -len(queries) :
+                        ]  # no relevance: same
+                    else:
+                        scores = []
+                        for _kind, q, qrels in queries:
+                            ranked = [h.url for h in ix.search(q, limit=10, weights=weights).hits]
+                            scores.append(ndcg_at(ranked, qrels))
+                    for (kind, _, _), sc in zip(queries, scores, strict=True):
+                        by_kind.setdefault((n_seeds, name, kind), []).append(sc)
+                    totals.setdefault((n_seeds, name), []).extend(scores)
+                    row.append(sum(scores) / len(scores))
+                print(
+                    f"{cat:<40} {n_seeds:>5} {len(queries):>7} "
+                    + " ".join(f"{v:>12.3f}" for v in row[:4])
+                )
         ix.close()
-    base = sum(totals["bm25"]) / len(totals["bm25"])
-    print(
-        f"\nnDCG@10 over {len(totals['bm25'])} queries, {len(cats)} topics, profile: keywords"
-        + (f" + {args.seeds} held-out example articles" if args.seeds else " only")
-    )
-    print(f"{'ranking':<24} {'all':>7} {'category q':>11} {'title q':>8} {'vs bm25':>8}")
-    for name, _ in SETTINGS:
-        mean = sum(totals[name]) / len(totals[name])
-        cat_q = by_kind[(name, "category")]
-        tit_q = by_kind[(name, "title")]
+    for n_seeds in args.seeds:
+        base_scores = totals[(n_seeds, "bm25")]
+        base = sum(base_scores) / len(base_scores)
         print(
-            f"{name:<24} {mean:>7.3f} {sum(cat_q) / len(cat_q):>11.3f} {sum(tit_q) / len(tit_q):>8.3f}"
-            f" {mean / base:>7.2f}x"
+            f"\nnDCG@10 over {len(base_scores)} queries, {len(cats)} topics, relevance profile: keywords"
+            + (f" + {n_seeds} held-out example articles" if n_seeds else " only")
         )
+        print(f"{'ranking':<24} {'all':>7} {'category q':>11} {'title q':>8} {'vs bm25':>8}")
+        for name, _ in SETTINGS:
+            sc = totals[(n_seeds, name)]
+            mean = sum(sc) / len(sc)
+            cat_q = by_kind[(n_seeds, name, "category")]
+            tit_q = by_kind[(n_seeds, name, "title")]
+            print(
+                f"{name:<24} {mean:>7.3f} {sum(cat_q) / len(cat_q):>11.3f} {sum(tit_q) / len(tit_q):>8.3f}"
+                f" {mean / base:>7.2f}x"
+            )
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0
 

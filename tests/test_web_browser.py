@@ -92,6 +92,21 @@ def test_crawl_filled_the_index(crawl: Path) -> None:
         indexed = {p["url"] for p in ix.pages()}
     assert indexed and indexed <= relevant
     assert len(indexed) >= 0.9 * len(relevant)  # every relevant HTML page, bar a few non-items
+    stats = json.loads((crawl / "data" / "stats.json").read_text())
+    assert stats["focuscrawl/index/added"] == len(indexed)
+
+
+def test_search_command_over_the_crawl(crawl: Path) -> None:
+    with PageIndex.open(crawl / "data" / "index.sqlite", readonly=True) as ix:
+        best = max(ix.pages(), key=lambda p: p["relevance"])
+    proc = subprocess.run(
+        [sys.executable, "-m", "focuscrawl.cli", "search", best["title"], "--json",
+         "--index", str(crawl / "data" / "index.sqlite")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    hits = json.loads(proc.stdout)["hits"]
+    assert best["url"] in [h["url"] for h in hits[:3]]
 
 
 def test_search_from_the_page(crawl: Path, server: str, browser: Any) -> None:
