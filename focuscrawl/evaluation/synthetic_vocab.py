@@ -84,25 +84,21 @@ TOPICS: dict[str, dict[str, list[str]]] = {
 }
 
 GENERAL = _w(
-
-        "the of and to in a is that for it as was with be by on not he this are or his from at which "
-        "but have an they you were her she there been one all we their has would when if so no what "
-        "up out them about who some more could into time other than then its also only new these two "
-        "may first any like now my such make over our even most made after way many where much well "
-        "back through years good before long people see use same work three last world life part "
-        "place while found still between under never day great old year home small large number "
-        "group city early late history local often however during several around known called "
-        "although important common best example another members local popular usually public"
-
+    "the of and to in a is that for it as was with be by on not he this are or his from at which "
+    "but have an they you were her she there been one all we their has would when if so no what "
+    "up out them about who some more could into time other than then its also only new these two "
+    "may first any like now my such make over our even most made after way many where much well "
+    "back through years good before long people see use same work three last world life part "
+    "place while found still between under never day great old year home small large number "
+    "group city early late history local often however during several around known called "
+    "although important common best example another members local popular usually public"
 )
 
 MISC_WORDS = _w(
-
-        "news weather traffic council election celebrity fashion shopping holiday travel hotel "
-        "parking insurance phone broadband discount offer weekend festival lottery horoscope "
-        "gossip review gadget mobile download video photo gallery event ticket sale crossword "
-        "puzzle quiz property rental job jobs career school community charity volunteer"
-
+    "news weather traffic council election celebrity fashion shopping holiday travel hotel "
+    "parking insurance phone broadband discount offer weekend festival lottery horoscope "
+    "gossip review gadget mobile download video photo gallery event ticket sale crossword "
+    "puzzle quiz property rental job jobs career school community charity volunteer"
 )
 
 AD_LINES = [
