@@ -80,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--titles", type=int, default=10, help="title queries per topic")
     ap.add_argument(
-        "--seeds", type=int, default=0, help="held-out example articles in the topic profile"
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=[0, 5],
+        help="relevance profiles: held-out example articles in the profile (0: keywords only)",
     )
     ap.add_argument("--topics", type=int, default=12, help="largest categories used as topics")
     ap.add_argument(
