@@ -77,8 +77,17 @@ class ClusterPolitenessMiddleware:
         token = f"{self._worker}:{next(self._tokens)}"
         stats = self.crawler.stats
         waited = False
+        import redis  # optional dependency: imported only when the cluster is on
+
+        outage = 0.5
         while True:
-            wait = self.gate.acquire(host, token)
+            try:
+                wait = self.gate.acquire(host, token)
+            except redis.RedisError as exc:  # Redis down: wait for it, never fail the request
+                logger.error(
+                    "Redis unreachable for host slots (%s); retrying in %.1fs", exc, outage
+                )
+                wait, outage = outage, min(outage * 2, 10.0)
             if wait == 0.0:
                 break
             if not waited:
@@ -103,9 +112,14 @@ class ClusterPolitenessMiddleware:
         return None
 
     def _release(self, request: Request) -> None:
+        import redis
+
         slot = request.meta.pop(SLOT_META, None)
         if slot is not None:
-            self.gate.release(*slot)
+            try:
+                self.gate.release(*slot)
+            except redis.RedisError as exc:  # the slot's own deadline frees it
+                logger.warning("Host slot not released (%s); it expires by itself", exc)
 
     def _read_crawl_delay(self, request: Request, response: Response) -> None:
         from protego import Protego

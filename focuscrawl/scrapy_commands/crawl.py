@@ -16,8 +16,9 @@ from focuscrawl.topic import TopicError, load_topic
 
 class Command(ScrapyCrawl):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        if args and args[0].startswith("topical"):
-            spargs = opts.spargs
+        spargs = opts.spargs
+        joining = args and args[0] == "topical_redis" and "topic" not in spargs  # topic in Redis
+        if args and args[0].startswith("topical") and not joining:
             try:
                 load_topic(spargs.get("topic"), spargs.get("seeds"))
             except TopicError as exc:

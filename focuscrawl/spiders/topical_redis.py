@@ -79,8 +79,14 @@ class TopicalRedisSpider(TopicalSpider):
         super().setup(spider)
 
     def spider_idle(self, spider: Spider) -> None:
-        queued = int(self._client.get(f"{self.prefix}:n") or 0)
-        in_flight = int(self._client.zcard(f"{self.prefix}:lease"))
+        import redis
+
+        try:
+            queued = int(self._client.get(f"{self.prefix}:n") or 0)
+            in_flight = int(self._client.zcard(f"{self.prefix}:lease"))
+        except redis.RedisError as exc:  # Redis down: stay up, the crawl resumes with it
+            logger.error("Redis unreachable while idle (%s); waiting for it", exc)
+            raise DontCloseSpider from None
         if queued or in_flight:
             self.idle_rounds = 0
             raise DontCloseSpider

@@ -1,0 +1,70 @@
+"""Cluster-wide per-host slots against a real Redis: concurrency, delay, Crawl-delay, dead slots."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from focuscrawl.cluster.politeness import HostGate
+
+
+@pytest.fixture
+def gates(redis_url: str, redis_client) -> Iterator[list[HostGate]]:  # type: ignore[no-untyped-def]
+    """Two workers' gates on one crawl: two slots per host, no delay."""
+    out = [HostGate(redis_url, "fctest:pol", concurrency=2) for _ in range(2)]
+    for gate in out:
+        gate.open()
+    yield out
+    for gate in out:
+        gate.close()
+
+
+def test_concurrency_limit_is_shared_by_workers(gates: list[HostGate]) -> None:
+    a, b = gates
+    assert a.acquire("h.test", "a1") == 0.0
+    assert b.acquire("h.test", "b1") == 0.0
+    assert not a.busy("other.test")
+    assert a.busy("h.test") and b.busy("h.test")
+    assert b.acquire("h.test", "b2") > 0  # full: wait
+    assert b.acquire("other.test", "b3") == 0.0  # other hosts unaffected
+    a.release("h.test", "a1")
+    assert not b.busy("h.test")
+    assert b.acquire("h.test", "b2") == 0.0
+
+
+def test_delay_spaces_requests_across_workers(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    a = HostGate(redis_url, "fctest:pol", concurrency=8, delay=30.0)
+    b = HostGate(redis_url, "fctest:pol", concurrency=8, delay=30.0)
+    a.open()
+    b.open()
+    assert a.acquire("h.test", "a1") == 0.0
+    wait = b.acquire("h.test", "b1")
+    assert 25.0 < wait <= 30.0  # the other worker's request counts
+    assert b.busy("h.test")
+    assert b.acquire("g.test", "b2") == 0.0
+    a.close()
+    b.close()
+
+
+def test_robots_crawl_delay_raises_the_hosts_delay(gates: list[HostGate]) -> None:
+    a, b = gates
+    a.set_crawl_delay("slow.test", 12.0)
+    assert b.acquire("slow.test", "b1") == 0.0
+    b.release("slow.test", "b1")
+    assert 10.0 < a.acquire("slow.test", "a1") <= 12.0
+    a.set_crawl_delay("capped.test", 10_000.0)
+    assert b.acquire("capped.test", "b1") == 0.0
+    assert a.acquire("capped.test", "a1") <= a.max_delay
+
+
+def test_slots_of_a_dead_worker_free_themselves(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    dead = HostGate(redis_url, "fctest:pol", concurrency=1, hold=0.0)  # every slot expires at once
+    live = HostGate(redis_url, "fctest:pol", concurrency=1)
+    dead.open()
+    live.open()
+    assert dead.acquire("h.test", "dead1") == 0.0  # never released
+    assert live.acquire("h.test", "live1") == 0.0
+    assert live.in_use("h.test") == 1
+    dead.close()
+    live.close()
