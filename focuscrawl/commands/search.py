@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--relevance-weight",
         type=float,
         default=None,
-        help="weight of topical relevance against BM25, 0..1 (default 0.3)",
+        help="weight of topical relevance against BM25, 0..1 (default 0.5)",
     )
     parser.add_argument(
         "--authority-weight",

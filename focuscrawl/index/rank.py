@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class RankWeights:
-    relevance: float = 0.3  # weight of the page's topical relevance
+    relevance: float = 0.5  # weight of the page's topical relevance (Wikispeedia study)
     authority: float = 0.0  # weight of the page's link authority
     title: float = 3.0  # BM25 column weight of the title against the body (1.0)
     candidates: int = 100  # BM25 matches re-ranked per query
