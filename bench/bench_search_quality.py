@@ -15,7 +15,7 @@ link authority: PageRank over links.tsv), per relevance profile (``--seeds 0 5``
 only, and keywords plus 5 held-out articles; the same held-out articles are left out of every
 profile's queries and judgements). Needs the corpus (FOCUSCRAWL_CORPORA).
 
-    .venv/bin/python bench/bench_search_quality.py [--titles 10] [--seeds 0 5] [--topics 12]
+    .venv/bin/python bench/bench_search_quality.py [--titles 8] [--seeds 0 5] [--topics 8]
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def label(category: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--titles", type=int, default=10, help="title queries per topic")
+    ap.add_argument("--titles", type=int, default=8, help="title queries per topic")
     ap.add_argument(
         "--seeds",
         type=int,
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         default=[0, 5],
         help="relevance profiles: held-out example articles in the profile (0: keywords only)",
     )
-    ap.add_argument("--topics", type=int, default=12, help="largest categories used as topics")
+    ap.add_argument("--topics", type=int, default=8, help="largest categories used as topics")
     ap.add_argument(
         "--max-chars", type=int, default=6000, help="characters of each article indexed (0: all)"
     )
