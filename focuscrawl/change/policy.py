@@ -110,6 +110,7 @@ class Cluster:
     rate: float  # pooled over the members' visits
     sample: list[str] = field(default_factory=list)
     rest: list[tuple[float, str]] = field(default_factory=list)  # (gain, url), best first
+    sample_gains: list[tuple[float, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -123,14 +124,17 @@ class ClusterPlan:
 
     def followup(self, changed: Iterable[str]) -> list[str]:
         """The rest of every cluster whose sample changed at least ``threshold`` (best gain
-        first), then, with budget left, the other clusters' rest by gain."""
+        first), then, with budget left, the other pages by gain (unsampled clusters included)."""
         changed = set(changed)
+        taken = set(self.samples)
         left = self.budget - len(self.samples)
         hot: list[tuple[float, str]] = []
         cold: list[tuple[float, str]] = []
         for c in self.clusters:
-            share = sum(u in changed for u in c.sample) / len(c.sample) if c.sample else 0.0
-            (hot if share >= self.threshold else cold).extend(c.rest)
+            sampled = [u for u in c.sample if u in taken]
+            share = sum(u in changed for u in sampled) / len(sampled) if sampled else 0.0
+            rest = c.rest + [(g, u) for g, u in c.sample_gains if u not in taken]
+            (hot if share >= self.threshold else cold).extend(rest)
         hot.sort(key=lambda g: -g[0])
         cold.sort(key=lambda g: -g[0])
         return [u for _, u in hot + cold][: max(0, left)]
@@ -152,6 +156,7 @@ def plan_clusters(
         groups[cluster_key(rec)].append(rec)
     horizon = horizon_of(len(records), budget, period)
     clusters: list[tuple[float, Cluster]] = []
+    all_gains: list[float] = []
     for key, members in groups.items():
         rate = pooled_rate(members)
         rate = prior if rate is None else rate + 0.5 / max(period, _observed(members))
@@ -168,16 +173,21 @@ def plan_clusters(
             key=lambda g: (-g[0], g[1]),
         )
         n = max(1, math.ceil(sample * len(gains)))
-        c = Cluster(key, rate, [u for _, u in gains[:n]], gains[n:])
-        mean_gain = sum(g for g, _ in gains[:n]) / n
-        clusters.append((mean_gain, c))
+        c = Cluster(key, rate, [u for _, u in gains[:n]], gains[n:], gains[:n])
+        clusters.append((gains[0][0], c))
+        all_gains.extend(g for g, _ in gains)
     clusters.sort(key=lambda gc: -gc[0])
     ordered = [c for _, c in clusters]
+    # a cluster whose best page would not make the budget's cut is not worth sampling: its
+    # sample would only confirm a rate too high (or too low) to pay for a visit
+    all_gains.sort(reverse=True)
+    cut = all_gains[min(budget, len(all_gains)) - 1] if all_gains else 0.0
     samples: list[str] = []
-    for c in ordered:
+    for top, c in clusters:
         if len(samples) >= budget:
             break
-        samples.extend(c.sample[: budget - len(samples)])
+        if top >= cut:
+            samples.extend(c.sample[: budget - len(samples)])
     return ClusterPlan(ordered, budget, threshold, samples)
 
 

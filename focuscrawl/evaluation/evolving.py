@@ -147,10 +147,18 @@ class EvolvingWeb:
         return self.base.robots(host)
 
 
-def synthetic_evolving(n_pages: int = 600, changed: int = 10, seed: int = 7) -> EvolvingWeb:
-    """The synthetic web (port 80 in its links) as an evolving web over its article pages."""
+def synthetic_evolving(
+    n_pages: int = 600,
+    changed: int = 10,
+    seed: int = 7,
+    hosts: list[str] | None = None,
+    port: int = 80,
+) -> EvolvingWeb:
+    """The synthetic web as an evolving web over its article pages (for ``focuscrawl testweb``:
+    pass the bound ``hosts`` and ``port``, then serve it; ``/_evolve/<cycle>`` steps it)."""
     from focuscrawl.evaluation.site import loopback_hosts
     from focuscrawl.evaluation.synthetic import SyntheticWeb
 
-    web = SyntheticWeb(hosts=loopback_hosts(3), port=80, seed=seed, n_pages=n_pages)
+    hosts = hosts or loopback_hosts(3)
+    web = SyntheticWeb(hosts=hosts, port=port, seed=seed, n_pages=n_pages)
     return EvolvingWeb(web, [(p.host, p.path) for p in web.pages], changed=changed, seed=seed)
