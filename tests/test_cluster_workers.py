@@ -1,0 +1,150 @@
+"""Several ``topical_redis`` workers (real processes) on one real Redis crawl a small site.
+
+Marked ``slow`` (``make test`` runs them, ``make test-fast`` does not): each starts Scrapy
+processes.
+
+No URL is fetched twice except lease re-deliveries (each one counted in Redis); a killed
+worker's in-flight pages are fetched by the others once its leases expire; the crawl survives a
+Redis restart with AOF; every worker stops by itself when the frontier is empty.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import redis
+
+from focuscrawl.cluster.state import publish_topic, read_status
+from focuscrawl.topic import load_topic
+from tests.cluster_site import ClusterSite
+from tests.conftest import RedisServer
+
+PREFIX = "focuscrawl:topical_redis"
+CLUSTER_COMPONENTS = [
+    "-s",
+    'DOWNLOADER_MIDDLEWARES={"focuscrawl.cluster.middleware.ClusterPolitenessMiddleware": 990}',
+    "-s",
+    'EXTENSIONS={"focuscrawl.cluster.stats.ClusterStats": 30}',
+]
+
+
+class Worker:
+    """``scrapy crawl topical_redis`` in a subprocess; its log lines can be waited for."""
+
+    def __init__(self, cwd: Path, name: str, redis_url: str, *args: str) -> None:
+        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+        cmd = [sys.executable, "-m", "scrapy", "crawl", "topical_redis", *args]
+        cmd += ["-s", f"REDIS_URL={redis_url}", "-s", f"USER_AGENT={name}", *CLUSTER_COMPONENTS]
+        cmd += ["-s", "FOCUSCRAWL_REDIS_LEASE=5", "-s", "FOCUSCRAWL_CLUSTER_STATS_INTERVAL=1"]
+        cmd += ["-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO"]
+        self.name = name
+        self.proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        self.lines: list[str] = []
+        self._waits: list[tuple[str, threading.Event]] = []
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            with self._lock:
+                self.lines.append(line)
+                for text, event in self._waits:
+                    if text in line:
+                        event.set()
+
+    def wait_for_line(self, text: str, timeout: float = 120) -> bool:
+        event = threading.Event()
+        with self._lock:
+            if any(text in line for line in self.lines):
+                return True
+            self._waits.append((text, event))
+        return event.wait(timeout)
+
+    def finish(self, timeout: float = 180) -> int:
+        code = self.proc.wait(timeout)
+        self._reader.join(30)  # EOF follows the exit
+        assert self.proc.stderr is not None
+        self.proc.stderr.close()
+        return code
+
+    @property
+    def log(self) -> str:
+        with self._lock:
+            return "".join(self.lines[-60:])
+
+
+def seeds(site: ClusterSite) -> list[str]:
+    return ["-a", "topic=birds", "-a", f"seeds={site.url(0)},{site.url(1)}"]
+
+
+def check_complete(site: ClusterSite, client: redis.Redis) -> dict[str, int]:
+    """Every page fetched; a page fetched twice only through a counted lease re-delivery."""
+    counts = site.fetch_counts()
+    assert set(counts) == set(site.urls), f"never fetched: {set(site.urls) - set(counts)}"
+    status = read_status(client, PREFIX)
+    repeats = sum(n - 1 for n in counts.values())
+    assert repeats <= status.redelivered, (counts.most_common(5), status.redelivered)
+    assert status.queued == 0 and status.in_flight == 0
+    return {"repeats": repeats, "redelivered": status.redelivered, "pages": status.pages}
+
+
+@pytest.mark.slow
+def test_three_workers_share_the_crawl_and_stop_when_done(
+    tmp_path: Path, redis_url: str, redis_client: redis.Redis
+) -> None:
+    with ClusterSite(hosts=3, pages_per_host=20, quorum=3) as site:
+        publish_topic(redis_client, PREFIX, load_topic("birds", f"{site.url(0)},{site.url(1)}"))
+        workers = [Worker(tmp_path, f"w{i}", redis_url) for i in (1, 2, 3)]  # one command each
+        codes = [w.finish() for w in workers]
+        assert codes == [0, 0, 0], "\n".join(w.log for w in workers)
+        result = check_complete(site, redis_client)
+        agents = {agent for _, agent in site.page_fetches()}
+    assert agents == {"w1", "w2", "w3"}, f"only {agents} fetched pages"
+    status = read_status(redis_client, PREFIX)
+    assert len(status.workers) == 3
+    assert all(w["state"].startswith("finished") for w in status.workers.values())
+    assert result["pages"] >= len(site.urls)
+
+
+@pytest.mark.slow
+def test_killed_worker_and_redis_restart_lose_nothing(tmp_path: Path) -> None:
+    """SIGKILL a worker holding a page in flight, then restart Redis (AOF) under the others."""
+    server = RedisServer(tmp_path, appendonly=True)
+    server.start()
+    client = redis.Redis.from_url(server.url)
+    try:
+        with ClusterSite(hosts=3, pages_per_host=20, hold_path="/p/1.html") as site:
+            doomed = Worker(tmp_path, "doomed", server.url, *seeds(site))
+            assert site.held.wait(120), doomed.log  # its request for /p/1.html is in flight
+            os.kill(doomed.proc.pid, signal.SIGKILL)
+            assert doomed.finish() == -signal.SIGKILL
+            site.release_hold.set()
+            assert client.zcard(f"{PREFIX}:lease") >= 1  # leased to a dead worker
+
+            others = [Worker(tmp_path, f"w{i}", server.url) for i in (2, 3)]
+            assert site.wait_for_fetches(len(site.page_fetches()) + 8), others[0].log
+            server.stop()  # SIGTERM: Redis writes its AOF and exits, mid-crawl
+            assert others[0].wait_for_line("unreachable"), others[0].log
+            server.start()  # same port, same AOF: the workers reconnect and carry on
+            assert [w.finish() for w in others] == [0, 0], "\n".join(w.log for w in others)
+
+            result = check_complete(site, client)
+            refetched = [agent for url, agent in site.page_fetches() if url == site.url(1)]
+            assert refetched[0] == "doomed" and set(refetched[1:]) & {"w2", "w3"}
+            assert result["redelivered"] >= 1
+            states = sorted(w["state"] for w in read_status(client, PREFIX).workers.values())
+            # the killed worker never reported again: status shows it as stale "running"
+            assert [s.split()[0] for s in states] == ["finished", "finished", "running"]
+    finally:
+        client.close()
+        server.stop()
