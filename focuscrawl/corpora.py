@@ -12,5 +12,5 @@ def corpora_dir() -> Path | None:
     if env:
         path = Path(env)
         return path if path.is_dir() else None
-    here = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpora"
+    here = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
     return here.resolve() if here.is_dir() else None

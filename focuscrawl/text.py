@@ -22,11 +22,8 @@ STOPWORDS = frozenset(
 
 def tokens(text: str, *, stop: frozenset[str] = STOPWORDS) -> list[str]:
     """Lower-cased word tokens of ``text`` without stop words or one-letter words."""
-    return [
-        w
-        for w in (m.group(0).lower() for m in _WORD.finditer(text))
-        if len(w) > 1 and w not in stop
-    ]
+    # findall without groups returns strings: no Match objects in this hot loop
+    return [w for w in _WORD.findall(text.lower()) if w not in stop and len(w) > 1]
 
 
 def join_texts(parts: Iterable[str]) -> str:

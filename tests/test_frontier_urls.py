@@ -27,3 +27,16 @@ def test_normalize_drops_fragments_sessions_and_tracking() -> None:
 )
 def test_trap_reasons(url: str, reason: str | None) -> None:
     assert trap_reason(url, TrapLimits()) == reason
+
+
+def test_link_memory_passes_new_and_improved_links_only() -> None:
+    from focuscrawl.frontier.linkmemory import LinkMemory
+
+    memory = LinkMemory(max_urls=3)
+    assert memory.improves("http://a.test/1", 0.5)
+    assert not memory.improves("http://a.test/1", 0.5)
+    assert not memory.improves("http://a.test/1", 0.2)
+    assert memory.improves("http://a.test/1", 0.9)  # a better link: priority upgrade
+    for i in range(2, 5):
+        assert memory.improves(f"http://a.test/{i}", 0.1)
+    assert len(memory) <= 3  # bounded: forgets, the frontier de-duplicates exactly

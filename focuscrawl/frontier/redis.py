@@ -109,6 +109,7 @@ def bloom_offsets(fingerprint: bytes, bits: int, hashes: int) -> str:
 # scheduler's request data and common URL parts, so a 220-byte entry takes about 100 bytes.
 # Changing it changes ENTRY_FORMAT (a crawl's keys record the format they were written in).
 ENTRY_FORMAT = 1
+MAX_ENTRY_BYTES = 1 << 20  # a deflate bomb planted in Redis stops here
 _ZDICT = (
     b"http://https://www..com/.org/.html/index.php?id=&page="
     b'{"meta":{"focuscrawl":{"d":1,"inh":0.,"tb":0,"score":0.,"par":"https://www.'
@@ -118,7 +119,7 @@ _ZDICT = (
 
 
 def encode_entry(url: str, fingerprint: bytes, data: dict[str, Any]) -> bytes:
-    """``fplen fp deflate(url \0 json)``: plain data, nothing a worker would execute."""
+    """``fplen fp deflate(url \\0 json)``: plain data, nothing a worker would execute."""
     if not 8 <= len(fingerprint) <= 255:
         raise ValueError(f"fingerprint must be 8 to 255 bytes, got {len(fingerprint)}")
     body = json.dumps(data, separators=(",", ":")) if data else ""
@@ -131,7 +132,10 @@ def decode_entry(rest: bytes, score: float) -> FrontierEntry:
     n = rest[0]
     fingerprint = rest[1 : 1 + n]
     unpacker = zlib.decompressobj(-15, zdict=_ZDICT)
-    url, _, body = (unpacker.decompress(rest[1 + n :]) + unpacker.flush()).partition(b"\0")
+    text = unpacker.decompress(rest[1 + n :], MAX_ENTRY_BYTES)
+    if unpacker.unconsumed_tail:
+        raise ValueError(f"frontier entry inflates past {MAX_ENTRY_BYTES} bytes: not ours")
+    url, _, body = text.partition(b"\0")
     data = json.loads(body) if body else {}
     return FrontierEntry(url=url.decode(), score=score, fingerprint=fingerprint, data=data)
 

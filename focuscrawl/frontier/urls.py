@@ -39,14 +39,20 @@ def normalize(url: str) -> str:
     parts = urlsplit(url)
     query = parts.query
     if query:
-        kept = [
-            (k, v)
-            for k, v in parse_qsl(query, keep_blank_values=True)
-            if k.lower() not in SESSION_PARAMS
-        ]
-        query = urlencode(kept)
+        pairs = parse_qsl(query, keep_blank_values=True)
+        kept = [(k, v) for k, v in pairs if k.lower() not in SESSION_PARAMS]
+        if len(kept) != len(pairs):
+            query = urlencode(kept)
     path = _PATH_SESSION.sub("", parts.path) if ";" in parts.path else parts.path
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path or "/", query, ""))
+
+
+def clean_url(url: str, limits: TrapLimits) -> tuple[str, str | None]:
+    """``(normalized URL, None)`` for a usable URL, else ``("", why it was rejected)``."""
+    reason = trap_reason(url, limits)
+    if reason is not None:
+        return "", reason
+    return normalize(url), None
 
 
 _DIGITS = re.compile(r"\d+")

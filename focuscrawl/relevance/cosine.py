@@ -19,16 +19,35 @@ TITLE_WEIGHT = 3  # title words count as this many occurrences in a page vector
 
 
 class DocumentFrequencies:
-    def __init__(self) -> None:
+    """Document frequencies; IDF values are cached and refreshed as the collection grows
+    by ``refresh`` (a fraction), so scoring a text costs a dict lookup per term."""
+
+    def __init__(self, refresh: float = 0.05) -> None:
         self.n_docs = 0
         self.df: Counter[str] = Counter()
+        self.refresh = refresh
+        self._cache: dict[str, float] = {}
+        self._cache_docs = 0
 
     def add(self, terms: Iterable[str]) -> None:
         self.n_docs += 1
         self.df.update(set(terms))
+        if self.n_docs > self._cache_docs * (1 + self.refresh) + 1:
+            self._cache.clear()
+            self._cache_docs = self.n_docs
+
+    @property
+    def version(self) -> int:
+        """Changes whenever cached IDF values may change."""
+        return self._cache_docs
 
     def idf(self, term: str) -> float:
-        return math.log((self.n_docs + 1) / (self.df.get(term, 0) + 1)) + 1.0
+        value = self._cache.get(term)
+        if value is None:
+            n = self._cache_docs
+            value = math.log((n + 1) / (min(self.df.get(term, 0), n) + 1)) + 1.0
+            self._cache[term] = value
+        return value
 
 
 class CosineModel:
@@ -56,6 +75,7 @@ class CosineModel:
                 profile[term] += KEYWORD_WEIGHT
         self.profile: dict[str, float] = dict(profile)
         self._profile_cache: tuple[int, dict[str, float], float] | None = None
+        self._text_cache: dict[str, float] = {}
 
     def add_text(self, text: str) -> None:
         """Add a seed or example page's text to the profile (each text weighs 10 occurrences)."""
@@ -70,29 +90,43 @@ class CosineModel:
 
     def _weighted_profile(self) -> tuple[dict[str, float], float]:
         # the profile's IDF weights change only as the document count grows: cache per count
-        if self._profile_cache is None or self._profile_cache[0] != self.dfs.n_docs:
+        if self._profile_cache is None or self._profile_cache[0] != self.dfs.version:
             vec = {t: w * self.dfs.idf(t) for t, w in self.profile.items()}
             norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-            self._profile_cache = (self.dfs.n_docs, vec, norm)
+            self._profile_cache = (self.dfs.version, vec, norm)
+            self._text_cache.clear()
         return self._profile_cache[1], self._profile_cache[2]
 
     def score_counts(self, counts: Counter[str]) -> float:
         if not counts or not self.profile:
             return 0.0
         profile, pnorm = self._weighted_profile()
+        dfs = self.dfs
+        cache = dfs._cache
+        get_profile = profile.get
+        log = math.log
         dot = 0.0
         sq = 0.0
-        idf = self.dfs.idf
         for term, count in counts.items():
-            w = (1.0 + math.log(count)) * idf(term)
+            idf = cache.get(term)
+            if idf is None:
+                idf = dfs.idf(term)
+            w = idf if count == 1 else (1.0 + log(count)) * idf
             sq += w * w
-            p = profile.get(term)
+            p = get_profile(term)
             if p is not None:
                 dot += w * p
         return dot / (math.sqrt(sq) * pnorm) if sq else 0.0
 
     def score_text(self, text: str) -> float:
-        return self.score_counts(Counter(tokens(text)))
+        # anchors and contexts repeat across pages (navigation, templates): cache per IDF version
+        self._weighted_profile()
+        value = self._text_cache.get(text)
+        if value is None:
+            if len(self._text_cache) > 200_000:
+                self._text_cache.clear()
+            value = self._text_cache[text] = self.score_counts(Counter(tokens(text)))
+        return value
 
     def page_counts(self, page: Page) -> Counter[str]:
         counts = Counter(tokens(page.main_text or page.text))

@@ -17,8 +17,9 @@ from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
 from focuscrawl.blocks import Page, partition
+from focuscrawl.frontier.linkmemory import LinkMemory
 from focuscrawl.frontier.scoring import SEED_SCORE, LinkScorer, ParentState, SharkParams
-from focuscrawl.frontier.urls import TrapLimits, normalize, trap_reason
+from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.items import PageItem
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.loading import load_model
@@ -49,6 +50,7 @@ class TopicalSpider(Spider):
         self.mode = mode
         self.seq = 0
         self.relevant_count = 0
+        self.link_memory = LinkMemory()
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicalSpider:
@@ -155,18 +157,17 @@ class TopicalSpider(Spider):
             budget=int(state.get("tb", 0)),
         )
         stats = self.crawler.stats
-        seen: set[str] = set()
+        memory = self.link_memory
+        limits = self.trap_limits
         for link, score, child in self.link_scorer.score(page, parent):
             if link.nofollow:
                 continue
-            reason = trap_reason(link.url, self.trap_limits)
+            target, reason = clean_url(link.url, limits)
             if reason is not None:
                 stats.inc_value(f"focuscrawl/skip/url/{reason}")
                 continue
-            target = normalize(link.url)
-            if target in seen:
-                continue
-            seen.add(target)
+            if not memory.improves(target, score):
+                continue  # queued or fetched already with a score at least as good
             child["par"] = url
             yield self._request(target, score, child)
 

@@ -1,0 +1,1 @@
+"""Scrapy item pipelines: relevance, change detection, index."""
