@@ -177,3 +177,14 @@ def test_redis_restart_with_aof_loses_nothing(tmp_path: Path) -> None:
     finally:
         f.close()
         server.stop()
+
+
+def test_unreadable_entry_is_dropped_and_counted(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    f = make(redis_url)
+    garbage = bytes([8]) + b"\x01" * 8 + b"not deflate at all \xff\xfe"
+    assert f._run("push", ["a.test", "0.9", garbage, "0", ""]) == b"added"
+    push(f, "http://a.test/ok", 0.5)
+    entry = f.pop()
+    assert entry is not None and entry.url == "http://a.test/ok"
+    assert f.bad_entries == 1
+    assert f.in_flight() == 1  # only the good one; the bad one was acknowledged away

@@ -162,6 +162,7 @@ class RedisFrontier:
         self.retry_timeout = retry_timeout
         self.requeue_interval = requeue_interval
         self.redelivered = 0
+        self.bad_entries = 0
         self._client: Any = None
         self._scripts: dict[str, Any] = {}
         self._bucket_bits = 0
@@ -267,9 +268,16 @@ class RedisFrontier:
                 if busy(host):
                     continue
                 found = self._run("pop", [host, repr(self.lease)])
-                if found:
-                    rest, score8 = found
+                if not found:
+                    continue
+                rest, score8 = found
+                try:
                     return decode_entry(rest, struct.unpack(">d", score8)[0])
+                except (ValueError, zlib.error) as exc:  # not written by us: drop it, go on
+                    self.bad_entries += 1
+                    logger.error("Dropped an unreadable frontier entry of %s: %s", host, exc)
+                    self._run("ack", [rest[1:9], ""])
+                    return self.pop(busy)
             start += len(members)
 
     def ack(self, fingerprint: bytes) -> None:
