@@ -54,7 +54,7 @@ class Server:
                 break
         self.proc.stdout.close()  # redis logs nothing more at this level; a closed pipe is fine
         self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.client = redis.Redis.from_url(self.url)
+        self.client = redis.Redis.from_url(self.url, socket_timeout=None)  # FLUSHALL of GBs
 
     def used(self) -> int:
         """Dataset bytes: ``used_memory`` once every client buffer of the bench is gone."""
