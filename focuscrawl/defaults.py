@@ -197,6 +197,11 @@ _add(
     "Send If-None-Match / If-Modified-Since from the change store; a 304 is recorded as `unchanged`.",
 )
 _add(
+    "FOCUSCRAWL_CHANGE_VALIDATE_EVERY",
+    10,
+    "Every N-th visit of a page is a full GET without validators, to catch servers whose ETag / Last-Modified lie; 0 never.",
+)
+_add(
     "FOCUSCRAWL_RECRAWL_BUDGET",
     0,
     "Pages a recrawl cycle revisits (the due list's length); 0 means every stored page.",

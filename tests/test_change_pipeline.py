@@ -186,3 +186,38 @@ def test_fingerprints_flow_from_response_to_item(tmp_path: Path) -> None:
     out = list(smw.process_spider_output(resp, [PageItem(url=URL), req]))
     assert out[0].fingerprints == req.meta[FINGERPRINTS_META]
     assert out[1] is req
+
+
+def test_lying_validators_stop_conditional_gets(tmp_path: Path) -> None:
+    crawler, pipe = make(tmp_path, FOCUSCRAWL_CHANGE_VALIDATE_EVERY=0)
+    pipe.process_item(item(html(TEXT), etag='"same"', at=1.0), None)
+    mw = ConditionalGetMiddleware.from_crawler(crawler)
+    mw.spider_opened()
+    req = Request(URL)
+    mw.process_request(req)
+    assert req.headers[b"If-None-Match"] == b'"same"'
+    # a full fetch (e.g. a validation fetch) shows a new body under the same ETag
+    out = pipe.process_item(item(html(TEXT + " Changed."), etag='"same"', at=2.0), None)
+    assert out.change == "significant"
+    assert crawler.stats.get_value("focuscrawl/change/lying_validators") == 1
+    req = Request(URL)
+    mw.process_request(req)
+    assert b"If-None-Match" not in req.headers  # no longer trusted for this page
+    mw.spider_closed()
+    pipe.close_spider(None)
+
+
+def test_validation_fetch_every_nth_visit(tmp_path: Path) -> None:
+    crawler, pipe = make(tmp_path, FOCUSCRAWL_CHANGE_VALIDATE_EVERY=3)
+    mw = ConditionalGetMiddleware.from_crawler(crawler)
+    mw.spider_opened()
+    sent = []
+    for visit in range(1, 7):
+        pipe.process_item(item(html(TEXT), etag='"v"', at=float(visit)), None)
+        req = Request(URL)
+        mw.process_request(req)
+        sent.append(b"If-None-Match" in req.headers)
+    assert sent == [True, True, False, True, True, False]
+    assert crawler.stats.get_value("focuscrawl/change/validation_fetches") == 2
+    mw.spider_closed()
+    pipe.close_spider(None)

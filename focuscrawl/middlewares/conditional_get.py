@@ -4,7 +4,9 @@
 
 - ``process_request`` adds ``If-None-Match`` (stored ETag) and ``If-Modified-Since`` (stored
   Last-Modified) for a URL the store knows, unless the request already has them or sets
-  ``meta["focuscrawl_no_conditional"]``;
+  ``meta["focuscrawl_no_conditional"]``, or every ``FOCUSCRAWL_CHANGE_VALIDATE_EVERY``-th visit
+  of a page (a full GET that catches a server whose validators lie), or once the pipeline saw
+  the page change under the same ETag / Last-Modified (``untrusted_validators``);
 - ``process_response``: a 304 to such a request is the ``unchanged`` visit — recorded in the store
   at once (no body was downloaded, nothing for the spider to parse; Scrapy's HttpError middleware
   then drops the response), counted as ``focuscrawl/change/unchanged`` and
@@ -32,7 +34,7 @@ from scrapy.exceptions import NotConfigured
 
 from focuscrawl.change.fingerprint import fingerprint
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
-from focuscrawl.pipelines.change import thresholds_from
+from focuscrawl.pipelines.change import UNTRUSTED_VALIDATORS, thresholds_from
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -54,6 +56,7 @@ class ConditionalGetMiddleware:
         self.stats = crawler.stats
         self.conditional = conditional
         self.thresholds = thresholds_from(crawler.settings)
+        self.validate_every = crawler.settings.getint("FOCUSCRAWL_CHANGE_VALIDATE_EVERY", 10)
         self.store: ChangeStore | None = None
 
     @classmethod
@@ -92,6 +95,12 @@ class ConditionalGetMiddleware:
             return None
         fp = record.fingerprints if record is not None and not record.deleted else None
         if fp is None or not (fp.etag or fp.last_modified):
+            return None
+        if record.features.get(UNTRUSTED_VALIDATORS):  # type: ignore[union-attr]
+            self._inc("untrusted_validators")
+            return None
+        if self.validate_every and len(record.history) % self.validate_every == 0:  # type: ignore[union-attr]
+            self._inc("validation_fetches")  # a full GET now and then: catches lying servers
             return None
         if fp.etag:
             request.headers[b"If-None-Match"] = fp.etag

@@ -37,6 +37,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 PASSED_IN_RECRAWL = frozenset({"new", "significant", "deleted"})
+UNTRUSTED_VALIDATORS = "untrusted_validators"  # a feature of the stored record
+
+
+def lying_validators(old: Fingerprints, new: Fingerprints) -> bool:
+    """The body changed but the server kept the same ETag (or Last-Modified, with no ETag)."""
+    if new.body_hash == old.body_hash:
+        return False
+    if new.etag and new.etag == old.etag:
+        return True
+    return not new.etag and bool(new.last_modified) and new.last_modified == old.last_modified
 
 
 def thresholds_from(settings: Any) -> Thresholds:
@@ -144,6 +154,7 @@ class ChangeDetectionPipeline:
         fetched_at = float(adapter.get("fetched_at") or 0.0)
         try:
             old = self.store.get(url)
+            base = old.fingerprints if old is not None and not old.deleted else None
             if status_code in GONE:
                 status = "deleted"
                 fp = None
@@ -155,13 +166,19 @@ class ChangeDetectionPipeline:
                     self._inc("skipped/bad_fingerprints")
                     adapter["fingerprints"] = {}
                     fp = fingerprints_of_item(adapter, self.thresholds)
-                base = old.fingerprints if old is not None and not old.deleted else None
                 status = classify(base, fp, url, self.thresholds).status
                 adapter["fingerprints"] = fp.to_dict()
+            lying = base is not None and fp is not None and lying_validators(base, fp)
             if status == "deleted" and (old is None or old.deleted):
                 pass  # never seen, or already a tombstone: nothing to record again
             else:
                 features = features_of(adapter, fp) if fp is not None else None
+                if lying and features is not None:
+                    # the server kept its ETag / Last-Modified for a new body: conditional
+                    # GETs would hide changes, so the middleware stops sending them here
+                    features[UNTRUSTED_VALIDATORS] = True
+                    self._inc("lying_validators")
+                    logger.info("change: %s changed under the same ETag/Last-Modified", url)
                 self.store.record(url, fp, status, fetched_at, features)
         except StoreError as exc:
             self._store_failed(exc)
