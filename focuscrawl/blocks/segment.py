@@ -186,13 +186,21 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
             if tag in skip_tags:
                 walker.skip_subtree()
                 continue
-            cls = el.get("class")
-            el_id = el.get("id")
-            style = el.get("style")
+            # One items() call instead of five get()s: most elements carry some attribute.
+            cls = el_id = style = None
+            hidden = False
+            for key, value in el.items():
+                if key == "class":
+                    cls = value
+                elif key == "id":
+                    el_id = value
+                elif key == "style":
+                    style = value
+                elif key == "hidden" or (key == "aria-hidden" and value == "true"):
+                    hidden = True
             weight, unlikely, classes = (
                 _attr_info(cls or "", el_id or "") if (cls or el_id) else (0.0, False, [])
             )
-            hidden = el.get("hidden") is not None or el.get("aria-hidden") == "true"
             sidebar = False
             if style:
                 hidden = hidden or inline_hidden(style)

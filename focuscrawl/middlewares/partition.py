@@ -20,6 +20,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 
 from focuscrawl.blocks import Page, partition
 from focuscrawl.blocks.decode import is_binary
+from focuscrawl.blocks.partition import DEFAULT_CONTEXT_LEVELS, DEFAULT_CONTEXT_WORDS
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -53,8 +54,10 @@ class PartitionMiddleware:
         return cls(
             crawler.stats,
             max_page_bytes=settings.getint("FOCUSCRAWL_MAX_PAGE_BYTES", 5 * 1024 * 1024),
-            context_levels=settings.getint("FOCUSCRAWL_LINK_CONTEXT_LEVELS", 3),
-            context_words=settings.getint("FOCUSCRAWL_LINK_CONTEXT_WORDS", 20),
+            context_levels=settings.getint(
+                "FOCUSCRAWL_LINK_CONTEXT_LEVELS", DEFAULT_CONTEXT_LEVELS
+            ),
+            context_words=settings.getint("FOCUSCRAWL_LINK_CONTEXT_WORDS", DEFAULT_CONTEXT_WORDS),
         )
 
     def process_response(
