@@ -213,7 +213,7 @@ _add(
 )
 _add(
     "FOCUSCRAWL_RECRAWL_POLICY",
-    "change-rate",
+    "cluster",
     "Recrawl order: `uniform` (oldest visit first), `change-rate` (Cho & Garcia-Molina estimates) or `cluster` (sample each cluster first).",
 )
 _add(

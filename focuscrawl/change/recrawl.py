@@ -29,7 +29,7 @@ def due_urls(settings: Mapping[str, Any], now: float | None = None) -> list[str]
         return store.due(
             time.time() if now is None else now,
             int(_get(settings, "FOCUSCRAWL_RECRAWL_BUDGET", 0)),
-            str(_get(settings, "FOCUSCRAWL_RECRAWL_POLICY", "change-rate")),
+            str(_get(settings, "FOCUSCRAWL_RECRAWL_POLICY", "cluster")),
             period=float(_get(settings, "FOCUSCRAWL_RECRAWL_PERIOD", 86400.0)),
             sample=float(_get(settings, "FOCUSCRAWL_RECRAWL_SAMPLE", 0.2)),
             threshold=float(_get(settings, "FOCUSCRAWL_RECRAWL_CLUSTER_THRESHOLD", 0.3)),

@@ -123,8 +123,9 @@ def simulate_freshness(
             )
             changed = fetch(plan.samples, t)
             fetch(plan.followup(changed), t)
-        else:
-            fetch(due(records, t, per_cycle, policy, period=1.0), t)
+        else:  # "cluster-one-call": due(..., "cluster"), what the spider's recrawl mode uses
+            name = "cluster" if policy == "cluster-one-call" else policy
+            fetch(due(records, t, per_cycle, name, period=1.0), t)
         if cycle > warmup:  # fresh time within [t, t + 1) of each page
             total = 0.0
             for i in range(len(pages)):
