@@ -136,7 +136,7 @@ def train_pu(
     unlabeled: Sequence[TermCounts],
     keywords: Sequence[str] = (),
     *,
-    criterion: str = "pu",
+    criterion: str = "f1",
     variant: str = "bwpso",
     ensemble: bool = True,
     seed: int = 0,
