@@ -37,6 +37,18 @@ class StyleRules:
             or self.sidebar_ids
         )
 
+    def cues(self, tag: str, classes: tuple[str, ...], el_id: str | None) -> tuple[bool, bool]:
+        """(hidden, sidebar) of an element by its tag, class names and id."""
+        hidden = (
+            tag in self.hidden_tags
+            or (el_id is not None and el_id in self.hidden_ids)
+            or not self.hidden_classes.isdisjoint(classes)
+        )
+        sidebar = (el_id is not None and el_id in self.sidebar_ids) or not (
+            self.sidebar_classes.isdisjoint(classes)
+        )
+        return hidden, sidebar
+
     def hidden(self, tag: str, classes: list[str], el_id: str | None) -> bool:
         if tag in self.hidden_tags or (el_id and el_id in self.hidden_ids):
             return True

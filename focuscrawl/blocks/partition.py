@@ -50,16 +50,27 @@ def parse_html(text: str) -> etree._Element | None:
 
 def _resolver(base: str):  # type: ignore[no-untyped-def]
     cache: dict[str, str] = {}
+    # Root-relative hrefs without dot segments ("/a/b?c") are the common case: origin + href,
+    # which is what urljoin returns for them, at a fraction of its cost.
+    origin = ""
+    if base.startswith(("http://", "https://")):
+        slash = base.find("/", base.index("//") + 2)
+        origin = base if slash < 0 else base[:slash]
+        if "?" in origin or "#" in origin:
+            origin = ""
 
     def resolve(href: str) -> str:
-        href = href.strip()
-        if not href or href.lower().startswith(rules.NON_LINK_SCHEMES):
-            return ""
         hit = cache.get(href)
         if hit is not None:
             return hit
-        if href.startswith(("http://", "https://")):
+        raw = href
+        href = href.strip()
+        if not href or href.lower().startswith(rules.NON_LINK_SCHEMES):
+            url = ""
+        elif href.startswith(("http://", "https://")):
             url = href
+        elif origin and href[0] == "/" and href[1:2] != "/" and "/." not in href:
+            url = origin + href
         else:
             try:
                 url = urljoin(base, href)
@@ -68,7 +79,7 @@ def _resolver(base: str):  # type: ignore[no-untyped-def]
         url = url.split("#", 1)[0]
         if not url.startswith(("http://", "https://")):
             url = ""  # a relative URL on a non-HTTP base, or another scheme: not followable
-        cache[href] = url
+        cache[raw] = url
         return url
 
     return resolve

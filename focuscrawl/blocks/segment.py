@@ -123,15 +123,24 @@ def _feature_info(value: str) -> tuple[float, bool, bool]:
     return info
 
 
-def _attr_info(cls: str, el_id: str) -> tuple[float, bool, list[str]]:
-    """(class weight, unlikely, class names) of an element's class and id."""
+_pair_cache: dict[tuple[str, str], tuple[float, bool, tuple[str, ...]]] = {}
+
+
+def _attr_info(cls: str, el_id: str) -> tuple[float, bool, tuple[str, ...]]:
+    """(class weight, unlikely, class names) of an element's class and id, cached per pair."""
+    hit = _pair_cache.get((cls, el_id))
+    if hit is not None:
+        return hit
     weight, unlikely, maybe = _feature_info(cls) if cls else (0.0, False, False)
     if el_id:
         w2, u2, m2 = _feature_info(el_id)
         weight += w2
         unlikely = unlikely or u2
         maybe = maybe or m2
-    return weight, unlikely and not maybe, cls.split() if cls else []
+    info = (weight, unlikely and not maybe, tuple(cls.split()) if cls else ())
+    if len(_pair_cache) < 100_000:
+        _pair_cache[(cls, el_id)] = info
+    return info
 
 
 def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C901
@@ -199,15 +208,16 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
                 elif key == "hidden" or (key == "aria-hidden" and value == "true"):
                     hidden = True
             weight, unlikely, classes = (
-                _attr_info(cls or "", el_id or "") if (cls or el_id) else (0.0, False, [])
+                _attr_info(cls or "", el_id or "") if (cls or el_id) else (0.0, False, ())
             )
             sidebar = False
             if style:
                 hidden = hidden or inline_hidden(style)
                 sidebar = inline_sidebar(style)
             if use_css and (classes or el_id or tag in css.hidden_tags):
-                hidden = hidden or css.hidden(tag, classes, el_id)
-                sidebar = sidebar or css.sidebar(classes, el_id)
+                h, sb = css.cues(tag, classes, el_id)
+                hidden = hidden or h
+                sidebar = sidebar or sb
             if sidebar:
                 weight += rules.SIDEBAR_STYLE_WEIGHT
             parent = fstack[-1] if fstack else None
