@@ -18,7 +18,7 @@ from focuscrawl.relevance.report import run_all
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--parts", default="table,pso,drift,speed")
+    p.add_argument("--parts", default="table,pso,drift,speed,retrain")
     p.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
     p.add_argument("--no-cache", action="store_true", help="re-render and re-partition")
     p.add_argument("--seed", type=int, default=0)

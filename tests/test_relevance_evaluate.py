@@ -30,7 +30,7 @@ def test_pu_ensemble_learns_the_topic_from_20_positives_without_negatives(corpus
     # a quality floor on the slice (topic share about 25%: a constant "relevant" scores F1 0.4)
     assert rows["pu-ensemble"].f1 >= 0.6
     assert rows["svm-true-neg"].f1 >= 0.6
-    assert "| Physics.Space_Astronomy |" in ev.format_table(list(rows.values()))
+    assert "| Science.Physics.Space_Astronomy |" in ev.format_table(list(rows.values()))
 
 
 def test_guarded_adaptation_keeps_the_profile_near_the_original(corpus):

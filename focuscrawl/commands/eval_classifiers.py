@@ -16,7 +16,9 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--parts", default="table,pso,drift,speed", help="comma-separated: table, pso, drift, speed"
+        "--parts",
+        default="table,pso,drift,speed,retrain",
+        help="comma-separated: table, pso, drift, speed, retrain",
     )
     parser.add_argument(
         "--corpora",
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from focuscrawl.relevance.report import run_all
 
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = set(parts) - {"table", "pso", "drift", "speed"}
+    unknown = set(parts) - {"table", "pso", "drift", "speed", "retrain"}
     if unknown:
         raise CommandError(f"unknown --parts {', '.join(sorted(unknown))}")
     base = args.corpora or corpora_dir()

@@ -41,7 +41,7 @@ CATEGORIES: dict[str, list[str]] = {
     "subject.History.British_History": ["british", "history"],
     "subject.Geography.African_Geography": ["african", "geography"],
 }
-METHODS = ("cosine", "svm-true-neg", "pu-svm", "pu-ensemble")
+METHODS = ("cosine", "cosine@default", "svm-true-neg", "pu-svm", "pu-ensemble")
 
 
 @dataclass(slots=True)
@@ -209,6 +209,7 @@ def evaluate_category(
     assert counts is not None
     scores = np.array([cos.score_counts(counts[i]) for i in rest])
     rows.append(Row(category, size, "cosine", *best_threshold_prf(truth, scores)))
+    rows.append(Row(category, size, "cosine@default", *prf(truth, scores >= cos.threshold)))
 
     svm = train_supervised([T[i] for i in pos], [T[i] for i in neg], keywords)
     rows.append(Row(category, size, "svm-true-neg", *prf(truth, _model_pred(svm, test_terms))))

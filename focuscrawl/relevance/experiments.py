@@ -184,3 +184,54 @@ def speed(corpus_html: Sequence[tuple[str, bytes]], models: dict[str, object]) -
         ms = (time.perf_counter() - t0) * 1000 / len(pages)
         rows.append({"step": f"classify: {name}", "ms/page": ms, "× lxml": ms / lxml_ms})
     return rows
+
+
+def retrain_stall(pages: Sequence, keywords: Sequence[str], every: int = 1000) -> list[dict]:
+    """How long the crawling thread stalls per page while a retrain runs in the worker thread.
+
+    The crawl is simulated by scoring and observing ``pages`` one at a time (what the spider
+    does per response); each iteration's wall time is recorded, first with no retraining, then
+    from the moment a retrain starts until its model is swapped in."""
+    from focuscrawl.relevance.online import RetrainingModel
+    from focuscrawl.relevance.train import train
+
+    def loop(model: RetrainingModel, until_swapped: bool) -> list[float]:
+        times = []
+        i = 0
+        start_retrains = model.retrains
+        while True:
+            page = pages[i % len(pages)]
+            t0 = time.perf_counter()
+            model.observe(page, model.score_page(page))
+            times.append((time.perf_counter() - t0) * 1000)
+            i += 1
+            if until_swapped and model.retrains > start_retrains:
+                return times
+            if not until_swapped and i >= len(pages):
+                return times
+
+    base = train([], keywords=list(keywords))
+    quiet = RetrainingModel(base, keywords, every=10**9, confident=0.05)
+    baseline = loop(quiet, until_swapped=False)
+    busy = RetrainingModel(base, keywords, every=every, confident=0.05)
+    for page in pages[: every - 1]:
+        busy.observe(page, busy.score_page(page))
+    during = loop(busy, until_swapped=True)
+    busy.close()
+    rows = []
+    for name, t, fit in (
+        ("no retraining", baseline, 0.0),
+        ("retraining in worker thread", during, busy.last_fit_seconds),
+    ):
+        arr = np.array(t)
+        rows.append(
+            {
+                "crawl thread": name,
+                "pages": len(arr),
+                "mean ms": float(arr.mean()),
+                "p99 ms": float(np.quantile(arr, 0.99)),
+                "max ms": float(arr.max()),
+                "fit s": fit,
+            }
+        )
+    return rows

@@ -30,7 +30,7 @@ def run_all(
     root: Path,
     *,
     cache_dir: Path | None,
-    parts: Sequence[str] = ("table", "pso", "drift", "speed"),
+    parts: Sequence[str] = ("table", "pso", "drift", "speed", "retrain"),
     seed: int = 0,
     pso_seeds: int = 10,
     speed_pages: int = 300,
@@ -62,6 +62,12 @@ def run_all(
         sections.append(
             "## Adaptive topic: drift after a 2,000-page breadth-first crawl from "
             "the positives\n\n" + markdown(drows)
+        )
+    if "retrain" in parts:
+        sections.append(
+            "## Online retraining: crawl-thread time per page while a PU model "
+            "retrains in the worker thread (every 1,000 pages)\n\n"
+            + markdown(ex.retrain_stall(corpus.pages[::4], ["birds"], every=1000))
         )
     if "speed" in parts:
         sections.append(
