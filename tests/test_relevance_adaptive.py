@@ -82,3 +82,11 @@ def test_retraining_model_swaps_in_a_model_trained_in_the_worker_thread():
     bird = partition(*reversed(raw["birds"][-1]))
     money = partition(*reversed(raw["finance"][-1]))
     assert wrapper.score_page(bird) > wrapper.score_page(money)
+
+
+def test_seed_texts_added_by_the_spider_join_the_original_topic():
+    model = AdaptiveCosineModel(["bird"])
+    wrapper = RetrainingModel(model, ["bird"])
+    wrapper.add_text("heron plumage nest")
+    assert {"heron", "plumage", "nest", "bird"} <= model.original.keys()
+    assert model.added == {}

@@ -54,6 +54,11 @@ class AdaptiveCosineModel(CosineModel):
         self.candidate_pages: Counter[str] = Counter()
         self.added: dict[str, float] = {}
 
+    def add_text(self, text: str) -> None:
+        """A seed or example page's text: part of the original topic, not an adaptation."""
+        super().add_text(text)
+        self.original = {t: w for t, w in self.profile.items() if t not in self.added}
+
     def observe(self, page: Page, relevance: float) -> None:
         super().observe(page, relevance)
         self.observe_terms(tokens(page.main_text or page.text), relevance)

@@ -73,6 +73,12 @@ class RetrainingModel:
     def score_text(self, text: str) -> float:
         return self.model.score_text(text)
 
+    def add_text(self, text: str) -> None:
+        """Seed texts go to the wrapped model when it takes them (cosine models)."""
+        add_text = getattr(self.model, "add_text", None)
+        if add_text is not None:
+            add_text(text)
+
     def observe(self, page: Page, relevance: float) -> None:
         self.model.observe(page, relevance)
         terms = page_terms(page)
