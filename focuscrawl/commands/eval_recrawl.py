@@ -122,7 +122,12 @@ def run(args: argparse.Namespace) -> int:
         if "freshness" in parts:
             run_freshness(args.budget, args.cycles, args.fresh_pages)
         if "apfc" in parts:
-            run_apfc(args.corpora, args.limit)
+            from focuscrawl.corpora import corpora_dir
+
+            if args.only or args.corpora or corpora_dir() is not None:
+                run_apfc(args.corpora, args.limit)
+            else:
+                print("\n### APFC: skipped (no corpora: set FOCUSCRAWL_CORPORA or --corpora)")
     except (FileNotFoundError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
     return 0
