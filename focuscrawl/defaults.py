@@ -131,6 +131,17 @@ _add(
     20,
     "Words of link context kept on either side of an anchor (20 = best with ζ=3, same bench).",
 )
+_add(
+    "FOCUSCRAWL_TEMPLATE_LINK_SHARE",
+    0.5,
+    "A link target on at least this share of a host's pages is template (menu, footer): marked "
+    "noise. 0 turns template-link marking off.",
+)
+_add(
+    "FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES",
+    5,
+    "Pages of a host seen before its template links are marked.",
+)
 
 # --- relevance ---------------------------------------------------------------------------
 _add(

@@ -20,6 +20,7 @@ class Link:
     block_weight: float = 0.5  # how strongly the enclosing block looks like content (0..1)
     noise: bool = False  # navigation, footer, ads, template links: marked, not dropped
     nofollow: bool = False
+    template: bool = False  # repeated on most pages of its host (blocks.template.TemplateLinks)
 
 
 @dataclass(slots=True)

@@ -180,6 +180,12 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
         page.links.append(link)
         if block is not None:
             block.links.append(link)
+    # Break the walk's only reference cycles (frame <-> children, segment <-> its links): then
+    # reference counting frees the walk at once and the cyclic collector finds nothing to do.
+    for frame in w.frames:
+        frame.children.clear()
+    for seg in w.segments:
+        seg.links.clear()
 
 
 def _alt_text(el: etree._Element) -> str:

@@ -240,6 +240,11 @@ HEADER_MAX_LINK_DENSITY = 0.33
 LINK_BLOCK_MIN_DENSITY = 0.5
 LINK_BLOCK_MIN_LINKS = 1
 
+# Template links: a target linked from at least this share of a host's pages, once the host
+# has this many pages, is site template (menu, footer), marked as noise.
+TEMPLATE_MIN_PAGES = 5
+TEMPLATE_SHARE = 0.5
+
 # Block weights (content-likeness in [0, 1]).
 WEIGHT_TEXT_BASE = 0.6  # + up to 0.4 with text length and low link density
 WEIGHT_LINK_IN_ARTICLE = 0.6

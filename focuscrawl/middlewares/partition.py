@@ -6,6 +6,9 @@
 counted in the stats as ``focuscrawl/partition/<case>``: ``status`` (not 2xx), ``non_html``,
 ``empty``, ``binary``, ``unparsable``, ``error`` (an unexpected exception, logged); bodies over
 ``FOCUSCRAWL_MAX_PAGE_BYTES`` are cut to that size first (``truncated``) and still parsed.
+Links that a host repeats on at least ``FOCUSCRAWL_TEMPLATE_LINK_SHARE`` of its pages (once
+``FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES`` pages are seen) are marked ``template`` and ``noise``
+(``focuscrawl/partition/template_links``); a share of 0 turns that off.
 
 Register it below ``HttpCompressionMiddleware`` (590) and the redirect/retry middlewares, e.g.
 at 90, so it sees the final, decompressed body exactly once.
@@ -18,13 +21,14 @@ from typing import TYPE_CHECKING
 
 from scrapy.http import HtmlResponse, Response, TextResponse
 
-from focuscrawl.blocks import Page, partition
+from focuscrawl.blocks import Page, TemplateLinks, partition, rules
 from focuscrawl.blocks.decode import is_binary
 from focuscrawl.blocks.partition import DEFAULT_CONTEXT_LEVELS, DEFAULT_CONTEXT_WORDS
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
@@ -41,11 +45,13 @@ class PartitionMiddleware:
         max_page_bytes: int,
         context_levels: int,
         context_words: int,
+        template_links: TemplateLinks | None = None,
     ) -> None:
         self.stats = stats
         self.max_page_bytes = max_page_bytes
         self.context_levels = context_levels
         self.context_words = context_words
+        self.template_links = template_links
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PartitionMiddleware:
@@ -58,6 +64,7 @@ class PartitionMiddleware:
                 "FOCUSCRAWL_LINK_CONTEXT_LEVELS", DEFAULT_CONTEXT_LEVELS
             ),
             context_words=settings.getint("FOCUSCRAWL_LINK_CONTEXT_WORDS", DEFAULT_CONTEXT_WORDS),
+            template_links=_template_links(settings),
         )
 
     def process_response(
@@ -103,6 +110,10 @@ class PartitionMiddleware:
             self._count(page.error)
             return None
         self._count("pages")
+        if self.template_links is not None:
+            marked = self.template_links.mark(page)
+            if marked:
+                self.stats.inc_value("focuscrawl/partition/template_links", marked)
         return page
 
     @staticmethod
@@ -116,3 +127,13 @@ class PartitionMiddleware:
 
     def _count(self, case: str) -> None:
         self.stats.inc_value(f"focuscrawl/partition/{case}")
+
+
+def _template_links(settings: BaseSettings) -> TemplateLinks | None:
+    share = settings.getfloat("FOCUSCRAWL_TEMPLATE_LINK_SHARE", rules.TEMPLATE_SHARE)
+    if share <= 0:
+        return None  # template-link marking off
+    return TemplateLinks(
+        min_pages=settings.getint("FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES", rules.TEMPLATE_MIN_PAGES),
+        share=min(share, 1.0),
+    )
