@@ -266,7 +266,10 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
                     lstack.append(None)
             text = el.text
             if text:
-                add_text(text)
+                if text.isspace():  # indentation: most text nodes, no call needed
+                    glue = False
+                else:
+                    add_text(text)
         else:
             span = estack.pop()
             span[1] = len(words)
@@ -295,5 +298,8 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
                     glue = False
             tail = el.tail
             if tail and fstack:
-                add_text(tail)
+                if tail.isspace():
+                    glue = False
+                else:
+                    add_text(tail)
     return out

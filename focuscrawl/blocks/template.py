@@ -7,7 +7,9 @@ at least ``share`` of them is marked ``template`` and ``noise`` (kept, not dropp
 decides what to do with it) and its block weight is capped at the noise weight.
 
 State is bounded: at most ``max_hosts`` hosts (least recently seen dropped first) and
-``max_links`` distinct targets counted per host (new targets past that are not counted).
+``max_links`` distinct targets counted per host (new targets past that are not counted): with
+the defaults, at most a million counted targets (~150 MB) however large the crawl. A site's
+template links show up on its first pages, so they are counted before the cap is reached.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ class TemplateLinks:
         *,
         min_pages: int = rules.TEMPLATE_MIN_PAGES,
         share: float = rules.TEMPLATE_SHARE,
-        max_hosts: int = 10_000,
-        max_links: int = 5_000,
+        max_hosts: int = 1_000,
+        max_links: int = 1_000,
     ) -> None:
         if min_pages < 2 or not 0.0 < share <= 1.0:
             raise ValueError("min_pages must be >= 2 and share in (0, 1]")
