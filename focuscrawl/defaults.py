@@ -41,8 +41,13 @@ _add(
 )
 _add(
     "FOCUSCRAWL_RELEVANCE_THRESHOLD",
-    0.25,
-    "A page whose relevance is at least this is `relevant` (cosine model; learned models carry their own threshold).",
+    0.0,
+    "A page whose relevance is at least this is `relevant`. 0: automatic for the cosine model (a fraction of the seed pages' mean relevance, `FOCUSCRAWL_AUTO_THRESHOLD`); learned models carry their own threshold.",
+)
+_add(
+    "FOCUSCRAWL_AUTO_THRESHOLD",
+    0.35,
+    "With `FOCUSCRAWL_RELEVANCE_THRESHOLD = 0` and the cosine model: the threshold as a fraction of the seed pages' mean relevance.",
 )
 _add(
     "FOCUSCRAWL_STRATEGY",
@@ -337,8 +342,9 @@ def update_readme(path: str = "README.md") -> None:
     readme = Path(path)
     text = readme.read_text(encoding="utf-8")
     block = f"<!-- settings-table -->\n{markdown_table()}\n<!-- /settings-table -->"
-    text = re.sub(r"<!-- settings-table -->.*?<!-- /settings-table -->", lambda _: block, text,
-                  flags=re.S)
+    text = re.sub(
+        r"<!-- settings-table -->.*?<!-- /settings-table -->", lambda _: block, text, flags=re.S
+    )
     readme.write_text(text, encoding="utf-8")
 
 

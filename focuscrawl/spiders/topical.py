@@ -17,9 +17,9 @@ from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
 from focuscrawl.blocks import Page, partition
-from focuscrawl.frontier.linkmemory import LinkMemory
-from focuscrawl.frontier.scoring import SEED_SCORE, LinkScorer, ParentState, SharkParams
-from focuscrawl.frontier.urls import TrapLimits, clean_url
+from focuscrawl.frontier.policy import CrawlPolicy
+from focuscrawl.frontier.scoring import SEED_SCORE, SharkParams
+from focuscrawl.frontier.urls import TrapLimits
 from focuscrawl.items import PageItem
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.loading import load_model
@@ -50,7 +50,6 @@ class TopicalSpider(Spider):
         self.mode = mode
         self.seq = 0
         self.relevant_count = 0
-        self.link_memory = LinkMemory()
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicalSpider:
@@ -60,17 +59,15 @@ class TopicalSpider(Spider):
         return spider
 
     def setup(self, spider: Spider) -> None:
-        spider = self
         s = self.crawler.settings
-        spider.model = load_model(
-            spider.model_arg or s.get("FOCUSCRAWL_MODEL"),
-            spider.topic,
-            threshold=s.getfloat("FOCUSCRAWL_RELEVANCE_THRESHOLD"),
-        )
-        spider.link_scorer = LinkScorer(
-            spider.strategy_arg or s.get("FOCUSCRAWL_STRATEGY"),
-            spider.model.score_text,
-            spider.model.threshold,
+        threshold = s.getfloat("FOCUSCRAWL_RELEVANCE_THRESHOLD")
+        model_path = self.model_arg or s.get("FOCUSCRAWL_MODEL")
+        # threshold 0 with the cosine model: calibrated on the seed pages as they are judged
+        auto = s.getfloat("FOCUSCRAWL_AUTO_THRESHOLD") if not (threshold or model_path) else 0.0
+        model = load_model(model_path, self.topic, threshold=threshold or 0.25)
+        self.policy = CrawlPolicy(
+            model,
+            self.strategy_arg or s.get("FOCUSCRAWL_STRATEGY"),
             SharkParams(
                 delta=s.getfloat("FOCUSCRAWL_SHARK_DELTA"),
                 beta=s.getfloat("FOCUSCRAWL_SHARK_BETA"),
@@ -79,16 +76,28 @@ class TopicalSpider(Spider):
                 black=s.getbool("FOCUSCRAWL_TUNNEL_BLACK"),
                 tunnel_max_depth=s.getint("FOCUSCRAWL_TUNNEL_MAX_DEPTH"),
             ),
+            TrapLimits(
+                max_length=s.getint("FOCUSCRAWL_MAX_URL_LENGTH"),
+                max_path_depth=s.getint("FOCUSCRAWL_MAX_PATH_DEPTH"),
+                max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
+            ),
+            auto_threshold=auto,
         )
-        spider.trap_limits = TrapLimits(
-            max_length=s.getint("FOCUSCRAWL_MAX_URL_LENGTH"),
-            max_path_depth=s.getint("FOCUSCRAWL_MAX_PATH_DEPTH"),
-            max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
+        # without the partition middleware (a project that disabled it) the spider parses
+        mws = s.getwithbase("DOWNLOADER_MIDDLEWARES")
+        self.parse_here = not mws.get("focuscrawl.middlewares.partition.PartitionMiddleware")
+        logger.info(
+            "Topic %r, strategy %s, model %s",
+            self.topic.name,
+            self.policy.strategy,
+            type(model).__name__,
         )
 
-    model: PageScorer
-    link_scorer: LinkScorer
-    trap_limits: TrapLimits
+    policy: CrawlPolicy
+
+    @property
+    def model(self) -> PageScorer:
+        return self.policy.model
 
     # -- start ----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Request]:
@@ -109,17 +118,15 @@ class TopicalSpider(Spider):
     def parse(self, response: Response, **kwargs: Any) -> Iterator[PageItem | Request]:
         state = response.meta.get("focuscrawl") or {}
         page: Page | None = response.meta.get(PAGE_META)
-        if page is None and isinstance(response, TextResponse):
-            page = partition(response.text, response.url)  # middleware disabled
-        if page is None:
-            self.crawler.stats.inc_value("focuscrawl/skip/non_html")
+        if page is None and self.parse_here and isinstance(response, TextResponse):
+            page = partition(response.text, response.url)
+            page = None if page.error else page
+        if page is None:  # not HTML, or a body the partition middleware refused (counted there)
+            self.crawler.stats.inc_value("focuscrawl/skip/no_page")
             self._log_fetch(response.url, response.status, state, None)
             return
-        if state.get("seed") or state.get("ex"):
-            self.model_add_text(page)
-        relevance = self.model.score_page(page)
-        relevant = relevance >= self.model.threshold
-        self.model.observe(page, relevance)
+        judgement = self.policy.judge(page, state)
+        relevance, relevant = judgement.relevance, judgement.relevant
         seq = self._log_fetch(response.url, response.status, state, relevance, relevant)
         yield PageItem(
             url=response.url,
@@ -138,38 +145,8 @@ class TopicalSpider(Spider):
         )
         if state.get("ex") and not self.topic.seeds:
             return
-        yield from self._follow(page, response.url, state, relevance, relevant)
-
-    def model_add_text(self, page: Page) -> None:
-        add_text = getattr(self.model, "add_text", None)
-        if add_text is not None:
-            add_text(f"{page.title}\n{page.main_text}")
-
-    def _follow(
-        self, page: Page, url: str, state: dict[str, Any], relevance: float, relevant: bool
-    ) -> Iterator[Request]:
-        parent = ParentState(
-            url=url,
-            depth=int(state.get("d", 0)),
-            relevance=relevance,
-            relevant=relevant,
-            inherited=float(state.get("inh", 0.0)),
-            budget=int(state.get("tb", 0)),
-        )
-        stats = self.crawler.stats
-        memory = self.link_memory
-        limits = self.trap_limits
-        for link, score, child in self.link_scorer.score(page, parent):
-            if link.nofollow:
-                continue
-            target, reason = clean_url(link.url, limits)
-            if reason is not None:
-                stats.inc_value(f"focuscrawl/skip/url/{reason}")
-                continue
-            if not memory.improves(target, score):
-                continue  # queued or fetched already with a score at least as good
-            child["par"] = url
-            yield self._request(target, score, child)
+        for target, _score, child in self.policy.links(page, response.url, state, judgement):
+            yield Request(target, errback=self.errback, meta={"focuscrawl": child})
 
     def errback(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
@@ -218,6 +195,8 @@ class TopicalSpider(Spider):
         return self.seq
 
     def closed(self, reason: str) -> None:
+        for why, count in getattr(self, "policy", None) and self.policy.skipped.items() or ():
+            self.crawler.stats.set_value(f"focuscrawl/skip/url/{why}", count)
         pages = self.crawler.stats.get_value("focuscrawl/harvest/pages", 0)
         if pages:
             self.crawler.stats.set_value(

@@ -1,0 +1,96 @@
+"""The focused crawl's decisions, without Scrapy: judge a fetched page, choose and score its
+links. The topical spider is an adapter over this class, and the offline simulator
+(:mod:`focuscrawl.evaluation.simulate`) runs the very same decisions over a corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from focuscrawl.blocks.model import Page
+from focuscrawl.frontier.linkmemory import LinkMemory
+from focuscrawl.frontier.scoring import LinkScorer, ParentState, SharkParams
+from focuscrawl.frontier.urls import TrapLimits, clean_url
+from focuscrawl.relevance.base import PageScorer
+
+
+@dataclass(slots=True)
+class Judgement:
+    relevance: float
+    relevant: bool
+
+
+class CrawlPolicy:
+    def __init__(
+        self,
+        model: PageScorer,
+        strategy: str,
+        params: SharkParams | None = None,
+        limits: TrapLimits | None = None,
+        auto_threshold: float = 0.0,
+    ) -> None:
+        """``auto_threshold`` > 0: the relevance threshold becomes that fraction of the mean
+        relevance of the seed pages, once they are judged (cosine scores of on-topic pages vary
+        from topic to topic far more than their ratio to the seeds' scores does)."""
+        self.model = model
+        self.auto_threshold = auto_threshold
+        self._seed_scores: list[float] = []
+        self.scorer = LinkScorer(
+            strategy, model.score_text, model.threshold, params or SharkParams()
+        )
+        self.limits = limits or TrapLimits()
+        self.memory = LinkMemory()
+        self.skipped: dict[str, int] = {}  # URL rejections by reason
+
+    @property
+    def strategy(self) -> str:
+        return self.scorer.strategy
+
+    def judge(self, page: Page, state: dict[str, Any]) -> Judgement:
+        """Relevance of a fetched page; seed and example pages first teach the topic model."""
+        if state.get("seed") or state.get("ex"):
+            add_text = getattr(self.model, "add_text", None)
+            if add_text is not None:
+                add_text(f"{page.title}\n{page.main_text}")
+        relevance = self.model.score_page(page)
+        self.model.observe(page, relevance)
+        if state.get("seed") and self.auto_threshold > 0:
+            self._seed_scores.append(relevance)
+            self.set_threshold(
+                self.auto_threshold * sum(self._seed_scores) / len(self._seed_scores)
+            )
+            return Judgement(relevance, True)
+        return Judgement(relevance, relevance >= self.model.threshold)
+
+    def set_threshold(self, threshold: float) -> None:
+        self.model.threshold = threshold
+        self.scorer.threshold = threshold
+
+    def links(
+        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
+    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        """``(url, score, child_state)`` for each link worth sending to the frontier: new links
+        and links found again with a better score (priority upgrades)."""
+        parent = ParentState(
+            url=url,
+            depth=int(state.get("d", 0)),
+            relevance=judgement.relevance,
+            relevant=judgement.relevant,
+            inherited=float(state.get("inh", 0.0)),
+            budget=int(state.get("tb", 0)),
+        )
+        memory, limits, skipped = self.memory, self.limits, self.skipped
+        for link, score, child in self.scorer.score(page, parent):
+            if link.nofollow:
+                continue
+            target, reason = clean_url(link.url, limits)
+            if reason is not None:
+                skipped[reason] = skipped.get(reason, 0) + 1
+                continue
+            if not memory.improves(target, score):
+                continue  # queued or fetched already with a score at least as good
+            child["par"] = url
+            child["score"] = score
+            yield target, score, child
