@@ -16,8 +16,14 @@ DOWNLOADER_MIDDLEWARES = {
     # process_response runs from high orders to low: below 590 (decompression), 600
     # (redirects) and 550 (retries) it sees only final, decoded bodies
     "focuscrawl.middlewares.partition.PartitionMiddleware": 90,
+    # below partition: it fingerprints the parsed page; it also adds the conditional headers
+    "focuscrawl.middlewares.conditional_get.ConditionalGetMiddleware": 80,
 }
-ITEM_PIPELINES: dict[str, int] = {}
+ITEM_PIPELINES = {
+    "focuscrawl.pipelines.relevance.RelevancePipeline": 300,
+    "focuscrawl.pipelines.change.ChangeDetectionPipeline": 500,
+    "focuscrawl.pipelines.index.IndexPipeline": 800,
+}
 EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,
     "focuscrawl.extensions.progress.HarvestLogStats": 0,

@@ -8,11 +8,11 @@ from pathlib import Path
 from focuscrawl.cli import CommandError
 
 NAME = "testweb"
-HELP = "serve a local multi-host test web (synthetic or Wikispeedia) until interrupted"
+HELP = "serve a local multi-host test web (synthetic, evolving or Wikispeedia) until interrupted"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", choices=["synthetic", "wikispeedia"], default="synthetic")
+    parser.add_argument("--corpus", choices=["synthetic", "evolving", "wikispeedia"], default="synthetic")
     parser.add_argument(
         "--corpora",
         type=Path,

@@ -116,6 +116,10 @@ class EvolvingWeb:
                 st.last_modified = self.now()
         return name
 
+    @property
+    def seeds(self) -> dict[str, list[str]]:
+        return dict(getattr(self.base, "seeds", {}))
+
     # --- the Site protocol -------------------------------------------------------------------
     def get(self, host: str, path: str) -> Resource | None:
         if path.startswith("/_evolve/"):

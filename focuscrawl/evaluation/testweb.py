@@ -20,8 +20,8 @@ from typing import Any
 from focuscrawl.evaluation.server import bind_sockets, serve_forever
 from focuscrawl.evaluation.site import Site, loopback_hosts
 
-CORPORA = ("synthetic", "wikispeedia")
-DEFAULT_HOSTS = {"synthetic": 6, "wikispeedia": 8}
+CORPORA = ("synthetic", "evolving", "wikispeedia")
+DEFAULT_HOSTS = {"synthetic": 6, "evolving": 3, "wikispeedia": 8}
 _MAIN = "import sys; from focuscrawl.cli import main; sys.exit(main())"
 
 
@@ -33,6 +33,10 @@ def build_site(
         from focuscrawl.evaluation.synthetic import SyntheticWeb
 
         return SyntheticWeb(hosts=hosts, port=port, seed=seed)
+    if corpus == "evolving":  # 600 synthetic pages, 10 of them changed at each /_evolve/<cycle>
+        from focuscrawl.evaluation.evolving import synthetic_evolving
+
+        return synthetic_evolving(hosts=hosts, port=port, seed=seed)
     if corpus == "wikispeedia":
         from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, WikispeediaSite
 

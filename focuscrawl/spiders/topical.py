@@ -29,6 +29,7 @@ from focuscrawl.topic import Topic, load_topic
 logger = logging.getLogger(__name__)
 
 PAGE_META = "focuscrawl_page"  # set by focuscrawl.middlewares.partition.PartitionMiddleware
+FINGERPRINTS_META = "focuscrawl_fingerprints"  # set by the conditional-GET middleware
 
 
 class TopicalSpider(Spider):
@@ -105,10 +106,29 @@ class TopicalSpider(Spider):
             yield item
 
     def start_requests(self) -> Iterator[Request]:
+        if self.mode == "recrawl":
+            yield from self._recrawl_requests()
+            return
         for url in self.topic.example_urls():
             yield self._request(url, SEED_SCORE + 1, {"d": 0, "ex": 1})
         for url in self.topic.seeds:
             yield self._request(url, SEED_SCORE, {"d": 0, "seed": 1})
+
+    def _recrawl_requests(self) -> Iterator[Request]:
+        """The stored pages that are due, best first; 404/410 reach the spider as tombstones."""
+        from focuscrawl.change.recrawl import due_urls
+
+        urls = due_urls(self.crawler.settings)
+        self.crawler.stats.set_value("focuscrawl/recrawl/due", len(urls))
+        logger.info("Recrawl: %d stored pages are due", len(urls))
+        for rank, url in enumerate(urls):
+            state = {"d": 0, "seed": 1, "re": 1, "score": SEED_SCORE - rank}
+            yield Request(
+                url,
+                errback=self.errback,
+                dont_filter=True,
+                meta={"focuscrawl": state, "handle_httpstatus_list": [404, 410]},
+            )
 
     def _request(self, url: str, score: float, state: dict[str, Any]) -> Request:
         state["score"] = score
@@ -117,6 +137,16 @@ class TopicalSpider(Spider):
     # -- responses ------------------------------------------------------------------------
     def parse(self, response: Response, **kwargs: Any) -> Iterator[PageItem | Request]:
         state = response.meta.get("focuscrawl") or {}
+        if response.status in (404, 410):  # a revisited page is gone: a tombstone
+            seq = self._log_fetch(response.url, response.status, state, None)
+            yield PageItem(
+                url=response.url,
+                status=response.status,
+                seq=seq,
+                fetched_at=time.time(),
+                change="deleted",
+            )
+            return
         page: Page | None = response.meta.get(PAGE_META)
         if page is None and self.parse_here and isinstance(response, TextResponse):
             page = partition(response.text, response.url)
@@ -142,6 +172,7 @@ class TopicalSpider(Spider):
             blocks=_block_counts(page),
             score=float(state.get("score", 0.0)),
             headers=_validators(response),
+            fingerprints=response.meta.get(FINGERPRINTS_META) or {},
         )
         if state.get("ex") and not self.topic.seeds:
             return
@@ -152,9 +183,13 @@ class TopicalSpider(Spider):
         request = failure.request  # type: ignore[attr-defined]
         response = getattr(failure.value, "response", None)
         status = response.status if response is not None else 0
+        state = request.meta.get("focuscrawl") or {}
+        if status == 304:  # not modified: the conditional-GET middleware recorded it
+            self._log_fetch(request.url, status, state, None)
+            self.crawler.signals.send_catch_log(request_done, request=request, spider=self)
+            return
         kind = failure.type.__name__ if failure.type else "error"
         self.crawler.stats.inc_value(f"focuscrawl/error/{kind}")
-        state = request.meta.get("focuscrawl") or {}
         if state.get("seed"):
             self.crawler.stats.inc_value("focuscrawl/error/seed")
             logger.warning("Seed failed: %s (%s)", request.url, failure.getErrorMessage())

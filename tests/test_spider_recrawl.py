@@ -1,0 +1,96 @@
+"""``scrapy crawl topical -a mode=recrawl`` end to end against the evolving test web: unchanged
+pages answer 304 (no body), a significant change reaches the export, an insignificant one not."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.evaluation.evolving import synthetic_evolving
+from focuscrawl.evaluation.testweb import TestWebProcess
+
+
+@pytest.fixture(scope="module")
+def evolving_web() -> Iterator[TestWebProcess]:
+    with TestWebProcess(corpus="evolving") as web:
+        yield web
+
+
+def crawl(tmp: Path, web: TestWebProcess, name: str, *args: str) -> tuple[list[dict], dict]:
+    seeds = [urls[0] for urls in web.seeds.values()]
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "topical",
+            "-a",
+            "topic=birds",
+            "-a",
+            "seeds=" + ",".join(seeds),
+            "-a",
+            "strategy=bfs",
+            *args,
+            "-s",
+            "FOCUSCRAWL_DATA_DIR=data",
+            "-s",
+            "CLOSESPIDER_PAGECOUNT=1000",
+            "-s",
+            "FOCUSCRAWL_RECRAWL_PERIOD=1",
+            "-s",
+            "FOCUSCRAWL_RECRAWL_BUDGET=1000",
+            "-s",
+            f"FOCUSCRAWL_STATS_FILE={name}.json",
+            "-O",
+            f"{name}.jsonl:jsonlines",
+        ],
+        cwd=tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    items = [json.loads(line) for line in (tmp / f"{name}.jsonl").read_text().splitlines()]
+    return items, json.loads((tmp / f"{name}.json").read_text())
+
+
+def evolve(web: TestWebProcess, cycle: int) -> None:
+    with urllib.request.urlopen(f"{web.base_urls[0]}/_evolve/{cycle}", timeout=30) as resp:
+        assert resp.status == 200
+
+
+def test_recrawl_sends_only_significant_changes(
+    tmp_path: Path, evolving_web: TestWebProcess
+) -> None:
+    web = evolving_web
+    victims = {
+        f"http://{host}:{web.port}{path}"
+        for host, path in synthetic_evolving(hosts=web.hosts, port=web.port).victims
+    }
+    first, stats = crawl(tmp_path, web, "first")
+    stored = {i["url"] for i in first}
+    assert stats.get("focuscrawl/change/new", 0) == len(first) > 100
+    changed = victims & stored
+    assert changed, "the crawl should reach some of the pages the web will change"
+
+    evolve(web, 4)  # significant: a sentence added (and some titles changed)
+    items, stats = crawl(tmp_path, web, "second", "-a", "mode=recrawl")
+    assert {i["url"] for i in items} == changed
+    assert all(i["change"] == "significant" for i in items)
+    assert stats["focuscrawl/change/unchanged"] >= len(stored) - len(changed) - 5
+    assert stats["downloader/response_status_count/304"] == stats["focuscrawl/change/unchanged"]
+
+    evolve(web, 5)  # insignificant: layout, attributes, styles, ads
+    items, stats = crawl(tmp_path, web, "third", "-a", "mode=recrawl")
+    assert items == []
+    assert stats["focuscrawl/change/insignificant"] == len(changed)
