@@ -83,7 +83,7 @@ def fit_ensemble(
     pages for ``criterion="pu"``, the reliable negatives for ``"f1"``)."""
     pos_dec = np.vstack([r.decision(positives) for r in rounds])
     oth_dec = np.vstack([r.decision(others) for r in rounds])
-    if criterion == "pu":
+    if criterion in ("pu", "pu-all"):
         fitness = pu_fitness(pos_dec, oth_dec)
     elif criterion == "f1":
         fitness = f1_fitness(pos_dec, oth_dec)

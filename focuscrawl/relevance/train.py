@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.pipeline import Pipeline
 from sklearn.svm import LinearSVC
 
@@ -173,7 +174,9 @@ def train_pu(
     }
     if ensemble:
         val_pos = vec.transform(held) if held else P
-        others = U if criterion == "pu" else U[rn]
+        if criterion == "pu-all":  # recall over every positive, held back or trained on
+            val_pos = sp.vstack([val_pos, P]).tocsr() if held else P
+        others = U if criterion.startswith("pu") else U[rn]
         report.validation = (val_pos, others)
         ens = fit_ensemble(rounds, val_pos, others, criterion=criterion, variant=variant, seed=seed)
         coef, intercept = ens.collapse(rounds)
