@@ -13,10 +13,9 @@ import sys
 from types import ModuleType
 
 import focuscrawl.commands as commands_pkg
+from focuscrawl.errors import CommandError  # one class even when run as python -m
 
-
-class CommandError(Exception):
-    """A user error: printed as one line, exit status 2, no traceback."""
+__all__ = ["CommandError", "build_parser", "main"]
 
 
 def _command_modules() -> list[ModuleType]:
