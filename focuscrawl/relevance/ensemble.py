@@ -74,7 +74,7 @@ def fit_ensemble(
     others: sp.spmatrix,
     *,
     criterion: str = "f1",
-    variant: str = "bwpso",
+    variant: str = "standard",
     iterations: int = 60,
     particles: int = 20,
     seed: int = 0,

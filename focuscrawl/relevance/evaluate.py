@@ -193,7 +193,7 @@ def evaluate_category(
     n_positives: int = 20,
     n_negatives: int = 500,
     seed: int = 0,
-    variant: str = "bwpso",
+    variant: str = "standard",
 ) -> list[Row]:
     labels = np.array([has_category(c, category) for c in corpus.categories])
     pos, neg, unl, rest = split(labels, n_positives, n_negatives, seed)
@@ -259,7 +259,7 @@ def classifier_table(
     corpus: Corpus,
     categories: dict[str, list[str]] | None = None,
     seed: int = 0,
-    variant: str = "bwpso",
+    variant: str = "standard",
 ) -> list[Row]:
     rows: list[Row] = []
     for category, keywords in (categories or CATEGORIES).items():

@@ -3,7 +3,9 @@
 Standard PSO (global best, constant inertia, Clerc's constants) moves each particle towards its
 own best and the swarm's best position. The ``"bwpso"`` variant also pushes particles away from
 the swarm's worst position seen in the current iteration ("best-worst" PSO, in the spirit of the
-seed dissertation's BWPSO), which spends fewer iterations exploring regions known to be bad.
+seed dissertation's BWPSO), meant to spend fewer iterations exploring regions known to be bad. Measured here it does the
+opposite (10 seeds, 10-D sphere: 124 vs 23.5 iterations to the fitness both reach; Rastrigin:
+84 vs 36), so ``"standard"`` is the default; see ``docs/relevance.md``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def maximise(
     upper: float | np.ndarray = 1.0,
     particles: int = 20,
     iterations: int = 60,
-    variant: str = "bwpso",
+    variant: str = "standard",
     seed: int = 0,
 ) -> PSOResult:
     """Maximise ``fitness`` over the box ``[lower, upper]^dim``."""

@@ -138,7 +138,7 @@ def train_pu(
     keywords: Sequence[str] = (),
     *,
     criterion: str = "f1",
-    variant: str = "bwpso",
+    variant: str = "standard",
     ensemble: bool = True,
     seed: int = 0,
 ) -> RelevanceModel:
