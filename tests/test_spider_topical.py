@@ -124,3 +124,14 @@ def test_bad_topic_is_one_error_line_and_nonzero_exit(
     errors = [line for line in lines if "error" in line.lower()]
     assert errors == [lines[-1]] and message in lines[-1], proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_file_that_is_not_a_model_is_one_error_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.model"
+    bad.write_text('{"not": "a model"}')
+    proc = scrapy_crawl(
+        tmp_path, "-a", "topic=birds", "-a", "seeds=http://127.0.0.1:9/", "-a", f"model={bad}"
+    )
+    assert proc.returncode == 2
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "not a focuscrawl relevance model" in last and "Traceback" not in proc.stderr

@@ -21,7 +21,11 @@ class Command(ScrapyCrawl):
         if args and args[0].startswith("topical") and not joining:
             try:
                 load_topic(spargs.get("topic"), spargs.get("seeds"))
-            except TopicError as exc:
+                if spargs.get("model"):
+                    from focuscrawl.relevance.model import RelevanceModel
+
+                    RelevanceModel.load(spargs["model"])
+            except (TopicError, OSError, ValueError) as exc:
                 print(f"scrapy crawl {args[0]}: error: {exc}", file=sys.stderr)
                 self.exitcode = 2
                 return

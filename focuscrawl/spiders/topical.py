@@ -65,7 +65,13 @@ class TopicalSpider(Spider):
         model_path = self.model_arg or s.get("FOCUSCRAWL_MODEL")
         # threshold 0 with the cosine model: calibrated on the seed pages as they are judged
         auto = s.getfloat("FOCUSCRAWL_AUTO_THRESHOLD") if not (threshold or model_path) else 0.0
-        model = load_model(model_path, self.topic, threshold=threshold or 0.25)
+        model = load_model(
+            model_path,
+            self.topic,
+            threshold=threshold or 0.25,
+            adapt=s.getbool("FOCUSCRAWL_ADAPT_TOPIC"),
+            retrain_every=s.getint("FOCUSCRAWL_RETRAIN_EVERY"),
+        )
         self.policy = CrawlPolicy(
             model,
             self.strategy_arg or s.get("FOCUSCRAWL_STRATEGY"),
@@ -230,6 +236,9 @@ class TopicalSpider(Spider):
         return self.seq
 
     def closed(self, reason: str) -> None:
+        close = getattr(getattr(self, "policy", None) and self.policy.model, "close", None)
+        if close is not None:
+            close()  # a retraining model stops its worker
         for why, count in getattr(self, "policy", None) and self.policy.skipped.items() or ():
             self.crawler.stats.set_value(f"focuscrawl/skip/url/{why}", count)
         pages = self.crawler.stats.get_value("focuscrawl/harvest/pages", 0)
