@@ -89,3 +89,28 @@ def test_tunnel_budget_grows_with_relevance() -> None:
 def test_unknown_strategy_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="unknown strategy 'dfs'"):
         LinkScorer("dfs", keyword_scorer, 0.3, SharkParams())
+
+
+def test_inherited_score_uses_relevance_on_the_seed_scale() -> None:
+    scorer = LinkScorer("sharksearch", keyword_scorer, 0.1, SharkParams())
+    parent = ParentState("http://a.test/", 0, 0.2, True)
+    raw = {link.url: state["inh"] for link, _, state in scorer.score(page(), parent)}
+    scorer.reference = 0.4  # the seeds' mean relevance
+    scaled = {link.url: state["inh"] for link, _, state in scorer.score(page(), parent)}
+    assert raw["http://a.test/c"] == pytest.approx(0.5 * 0.2)
+    assert scaled["http://a.test/c"] == pytest.approx(0.5 * 0.2 / 0.4)
+    unscaled = LinkScorer("sharksearch", keyword_scorer, 0.1, SharkParams(normalize=False))
+    unscaled.reference = 0.4
+    off = {link.url: state["inh"] for link, _, state in unscaled.score(page(), parent)}
+    assert off == raw
+
+
+def test_black_tunneling_decays_per_hop_past_the_budget() -> None:
+    left = ParentState("http://a.test/", 0, 0.0, False, budget=2)
+    one_past = ParentState("http://a.test/", 0, 0.0, False, budget=0)
+    two_past = ParentState("http://a.test/", 0, 0.0, False, budget=-1)
+    s = [
+        scores("sharksearch-blocks-tunnel", st, tunnel_penalty=0.5)["http://a.test/c"][0]
+        for st in (left, one_past, two_past)
+    ]
+    assert s[1] == pytest.approx(0.5 * s[0]) and s[2] == pytest.approx(0.25 * s[0])

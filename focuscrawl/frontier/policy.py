@@ -42,6 +42,8 @@ class CrawlPolicy:
         )
         self.limits = limits or TrapLimits()
         self.memory = LinkMemory()
+        # in-link votes: the summed (scaled) relevance of the relevant pages that link to a URL
+        self._votes: dict[int, float] = {}
         self.skipped: dict[str, int] = {}  # URL rejections by reason
 
     @property
@@ -56,12 +58,13 @@ class CrawlPolicy:
                 add_text(f"{page.title}\n{page.main_text}")
         relevance = self.model.score_page(page)
         self.model.observe(page, relevance)
-        if state.get("seed") and self.auto_threshold > 0:
+        if state.get("seed"):
             self._seed_scores.append(relevance)
-            self.set_threshold(
-                self.auto_threshold * sum(self._seed_scores) / len(self._seed_scores)
-            )
-            return Judgement(relevance, True)
+            mean = sum(self._seed_scores) / len(self._seed_scores)
+            self.scorer.reference = mean if mean > 0 else None
+            if self.auto_threshold > 0:
+                self.set_threshold(self.auto_threshold * mean)
+                return Judgement(relevance, True)
         return Judgement(relevance, relevance >= self.model.threshold)
 
     def set_threshold(self, threshold: float) -> None:
@@ -82,6 +85,11 @@ class CrawlPolicy:
             budget=int(state.get("tb", 0)),
         )
         memory, limits, skipped = self.memory, self.limits, self.skipped
+        vote_weight = self.scorer.p.votes if self.scorer.strategy.startswith("shark") else 0.0
+        vote = self.scorer.page_score(judgement.relevance) if judgement.relevant else 0.0
+        votes, voted = self._votes, set()
+        if vote_weight and len(votes) > self.memory.max_urls:
+            votes.clear()
         for link, score, child in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
@@ -89,6 +97,13 @@ class CrawlPolicy:
             if reason is not None:
                 skipped[reason] = skipped.get(reason, 0) + 1
                 continue
+            if vote_weight and vote and not (self.scorer.blocks and link.noise):
+                key = hash(target)
+                total = votes.get(key, 0.0)
+                if key not in voted:  # one vote per linking page
+                    voted.add(key)
+                    total = votes[key] = total + vote
+                score += vote_weight * total
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
             child["par"] = url

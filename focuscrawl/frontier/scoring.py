@@ -27,7 +27,9 @@ class SharkParams:
     grey: bool = True
     black: bool = True
     tunnel_max_depth: int = 3
-    tunnel_penalty: float = 0.1  # score multiplier for links past the tunneling budget
+    tunnel_penalty: float = 0.1  # score multiplier per hop past the tunneling budget
+    normalize: bool = True  # page relevance as a fraction of the reference (seed) relevance
+    votes: float = 0.0  # weight of the summed relevance of the relevant pages linking to a URL
 
 
 @dataclass(slots=True)
@@ -65,6 +67,16 @@ class LinkScorer:
         self.p = params
         self.blocks = strategy.startswith("sharksearch-blocks")
         self.tunnel = strategy == "sharksearch-blocks-tunnel"
+        # the relevance of an on-topic page (the seeds' mean), once known: page relevance is
+        # divided by it so that the inherited score and the anchor/context cosines of short
+        # texts share one scale whatever the topic (None: raw relevance)
+        self.reference: float | None = None
+
+    def page_score(self, relevance: float) -> float:
+        """A page's relevance on the scale of the link scores."""
+        if self.p.normalize and self.reference:
+            return min(1.0, relevance / self.reference)
+        return relevance
 
     def score(self, page: Page, parent: ParentState) -> Iterator[tuple[Link, float, dict]]:
         """Yields ``(link, score, child_state)`` for every followable link of ``page``."""
@@ -88,7 +100,9 @@ class LinkScorer:
         if self.blocks:
             for block in page.blocks:
                 block_rel[block.id] = self.score_text(block.text) if block.kind != "noise" else 0.0
-        inherited_page = p.delta * (parent.relevance if parent.relevant else parent.inherited)
+        inherited_page = p.delta * (
+            self.page_score(parent.relevance) if parent.relevant else parent.inherited
+        )
         budget = parent.budget
         if self.tunnel and p.black:
             budget = (
@@ -111,5 +125,5 @@ class LinkScorer:
                 neighbourhood = p.beta * anchor + (1 - p.beta) * context
             score = p.gamma * inherited + (1 - p.gamma) * neighbourhood
             if self.tunnel and p.black and budget < 0:
-                score *= p.tunnel_penalty
+                score *= p.tunnel_penalty**-budget  # a soft decay per hop past the budget
             yield link, score, {"d": depth, "inh": round(inherited, 6), "tb": budget}

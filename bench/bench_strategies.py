@@ -1,0 +1,232 @@
+"""Link-scoring strategies compared on the Wikispeedia test web, by offline simulation.
+
+Every configuration crawls every topic with the crawl's own decisions (:class:`CrawlPolicy`:
+the cosine model, the page partition, the best-first frontier) in-process over the rendered
+Wikispeedia site (:func:`focuscrawl.evaluation.simulate.simulate`), and the table gives the
+target recall at 250/500/1000 pages and the harvest rate at 1000 per topic, the means over the
+topics, and the ratios of the mean recall at 500 to ``bfs`` and ``bestfirst`` of the same run.
+
+A configuration is a strategy with optional overrides of :class:`SharkParams` fields and of
+``auto`` (the automatic threshold's fraction of the seed pages' mean relevance):
+``sharksearch-blocks:gamma=0.3,beta=0.5``. Without ``--configs``: the five strategies with the
+defaults (the table in docs/strategies.md). Rendered and partitioned pages and token lists are
+cached per worker process, so a sweep costs mainly scoring.
+
+    FOCUSCRAWL_CORPORA=/work/shared/corpora .venv/bin/python bench/bench_strategies.py \\
+        [--topics Birds,Chemistry] [--pages 1000] [--configs 'sharksearch-blocks:gamma=0.3;bfs']
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from focuscrawl import defaults
+from focuscrawl.evaluation.metrics import CrawlMetrics
+from focuscrawl.evaluation.report import plot
+from focuscrawl.frontier.scoring import STRATEGIES, SharkParams
+
+TOPICS = {
+    "Birds": "subject.Science.Biology.Birds",
+    "Space": "subject.Science.Physics.Space_Astronomy",
+    "Health": "subject.Science.Biology.Health_and_medicine",
+    "Chemistry": "subject.Science.Chemistry",
+    "British": "subject.History.British_History",
+    "African": "subject.Geography.African_Geography",
+}
+CHECKPOINTS = (250, 500, 1000)
+
+_state: dict[str, Any] = {}
+
+
+def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
+    """``strategy[:key=value,...]`` → strategy and overrides (typed like the field)."""
+    strategy, _, rest = spec.partition(":")
+    if strategy not in STRATEGIES:
+        raise SystemExit(f"unknown strategy {strategy!r}; one of {', '.join(STRATEGIES)}")
+    fields = {f.name: f for f in dataclasses.fields(SharkParams)}
+    overrides: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        if key == "auto":
+            overrides[key] = float(value)
+        elif key in fields:
+            kind = type(getattr(SharkParams(), key))
+            overrides[key] = value.lower() in ("1", "true") if kind is bool else kind(value)
+        else:
+            raise SystemExit(f"unknown parameter {key!r} in {spec!r}")
+    return strategy, overrides
+
+
+def _setup() -> None:
+    """Per worker: the corpus, the site, and caches of rendered pages, partitions and tokens."""
+    from focuscrawl.evaluation import simulate as sim
+    from focuscrawl.evaluation.site import loopback_hosts
+    from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, WikispeediaSite
+    from focuscrawl.relevance import cosine
+
+    corpus = WikispeediaCorpus.open()
+    site = WikispeediaSite(corpus, loopback_hosts(8), 8000)
+    site.get = functools.lru_cache(maxsize=None)(site.get)  # type: ignore[method-assign]
+    sim.partition = functools.lru_cache(maxsize=None)(sim.partition)  # type: ignore[assignment]
+    raw_tokens = cosine.tokens
+    cosine.tokens = functools.lru_cache(maxsize=400_000)(lambda t: tuple(raw_tokens(t)))  # type: ignore[assignment]
+    _state.update(corpus=corpus, site=site, topics={})
+
+
+def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
+    """Simulates one (topic, config); returns its metrics and the seconds it took."""
+    from focuscrawl.evaluation.simulate import simulate_metrics
+    from focuscrawl.evaluation.topics import wikispeedia_topic
+    from focuscrawl.frontier.policy import CrawlPolicy
+    from focuscrawl.relevance.cosine import CosineModel
+
+    topic_name, spec = job
+    if "site" not in _state:
+        _setup()
+    topics = _state["topics"]
+    if topic_name not in topics:
+        topics[topic_name] = wikispeedia_topic(
+            _state["corpus"], _state["site"].url_for, TOPICS[topic_name]
+        )
+    topic = topics[topic_name]
+    strategy, overrides = parse_config(spec)
+    auto = overrides.pop("auto", defaults.DEFAULTS["FOCUSCRAWL_AUTO_THRESHOLD"])
+    params = SharkParams(**overrides)
+    pages = _state["pages"]
+    start = time.perf_counter()
+    metrics = simulate_metrics(
+        _state["site"],
+        topic,
+        lambda tp: CrawlPolicy(CosineModel(tp.keywords), strategy, params, auto_threshold=auto),
+        pages,
+    )
+    return topic_name, spec, metrics, time.perf_counter() - start
+
+
+def value(m: CrawlMetrics, n: int, key: str = "target_recall") -> float:
+    """The metric after ``n`` pages (after the last page when the crawl stopped earlier)."""
+    at = m.at(min(n, m.fetched)) if m.fetched else None
+    return at[key] if at else 0.0
+
+
+def rebase(url: str, site: Any) -> str:
+    """A logged URL on this process's site (real crawls serve on another port)."""
+    path = urlsplit(url).path
+    if path.startswith("/wiki/"):
+        return site.url_for(unquote(path[len("/wiki/") :]))
+    return url
+
+
+def from_logs(dirs: list[Path], topics: list[str]) -> dict[tuple[str, str], CrawlMetrics]:
+    """Metrics of the real crawls logged by ``focuscrawl eval --out DIR`` (``runs/<topic>/``)."""
+    from focuscrawl.evaluation.metrics import CrawlRecord, evaluate, read_crawl_log
+    from focuscrawl.evaluation.topics import wikispeedia_topic
+
+    _setup()
+    results: dict[tuple[str, str], CrawlMetrics] = {}
+    for name in topics:
+        topic = wikispeedia_topic(_state["corpus"], _state["site"].url_for, TOPICS[name])
+        for d in dirs:
+            for log in sorted((d / "runs" / topic.slug).glob("*.jsonl")):
+                records, skipped = read_crawl_log(log)
+                rebased = [CrawlRecord(rebase(r.url, _state["site"]), r.status) for r in records]
+                results[name, log.stem] = evaluate(rebased, topic.labels, skipped)
+    return results
+
+
+def _init(pages: int) -> None:
+    _state["pages"] = pages
+
+
+def table(
+    results: dict[tuple[str, str], CrawlMetrics], topics: list[str], configs: list[str]
+) -> str:
+    """Markdown: one row per config, recall@500 per topic, means and ratios at 500."""
+    means: dict[str, dict[int, float]] = {}
+    for c in configs:
+        means[c] = {
+            n: sum(value(results[t, c], n) for t in topics) / len(topics) for n in CHECKPOINTS
+        }
+    head = ["config", *[f"{t} @500" for t in topics]]
+    head += [f"mean @{n}" for n in CHECKPOINTS] + ["harvest @1000", "×bfs @500", "×bestfirst @500"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for c in configs:
+        row = [f"`{c}`", *[f"{value(results[t, c], 500):.3f}" for t in topics]]
+        row += [f"{means[c][n]:.3f}" for n in CHECKPOINTS]
+        harvest = sum(value(results[t, c], 1000, "harvest_rate") for t in topics) / len(topics)
+        row.append(f"{harvest:.3f}")
+        for base in ("bfs", "bestfirst"):
+            ref = means.get(base, {}).get(500)
+            row.append(f"{means[c][500] / ref:.2f}" if ref else "–")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--topics", default="Birds,Space,Health,Chemistry,British")
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--configs", default=";".join(STRATEGIES), help="';'-separated")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None, help="also write the table here")
+    parser.add_argument("--plots", type=Path, default=None, help="write <topic>.png here")
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        action="append",
+        default=None,
+        help="tabulate real crawls: a `focuscrawl eval --out` folder (repeatable); no simulation",
+    )
+    args = parser.parse_args(argv)
+    topics = [t for t in args.topics.split(",") if t]
+    configs = [c.strip() for c in args.configs.split(";") if c.strip()]
+    for name in topics:
+        if name not in TOPICS:
+            raise SystemExit(f"unknown topic {name!r}; one of {', '.join(TOPICS)}")
+    if not args.logs:
+        for c in configs:
+            parse_config(c)
+    from focuscrawl.corpora import corpora_dir
+
+    root = corpora_dir()
+    if root is None or not (root / "wikispeedia").exists():
+        print("bench_strategies: no Wikispeedia corpus (FOCUSCRAWL_CORPORA); skipped")
+        return 0
+    if args.logs:
+        results = from_logs(args.logs, topics)
+        configs = [c for c in configs if all((t, c) in results for t in topics)]
+    else:
+        results = {}
+        jobs = [(t, c) for c in configs for t in topics]
+        with ProcessPoolExecutor(args.workers, initializer=_init, initargs=(args.pages,)) as pool:
+            for t, c, metrics, secs in pool.map(run_one, jobs):
+                results[t, c] = metrics
+                cells = " ".join(f"{value(metrics, n):.3f}" for n in CHECKPOINTS)
+                harvest = value(metrics, 1000, "harvest_rate")
+                print(f"{t:10s} {c:50s} {cells} harvest {harvest:.3f} ({secs:.0f}s)", flush=True)
+    if args.plots:
+        for t in topics:
+            curves = {c: results[t, c] for c in configs if (t, c) in results}
+            kind = "real crawls" if args.logs else "simulated"
+            plot(
+                {"topic": TOPICS[t], "corpus": f"wikispeedia, {kind}"},
+                curves,
+                args.plots / f"{t}.png",
+            )
+    out = table(results, topics, configs)
+    print(out)
+    if args.out:
+        args.out.write_text(out + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
