@@ -150,9 +150,17 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
     block_tags, skip_tags, break_tags = rules.BLOCK_TAGS, rules.SKIP_TAGS, rules.BREAK_TAGS
     noise_tags, counted = rules.NOISE_SECTION_TAGS, rules.COUNTED_TAGS
     use_css = bool(css)
+    # Names any style rule mentions: an element naming none of them needs no ``css.cues`` call.
+    css_tags = css.hidden_tags
+    css_classes = css.hidden_classes | css.sidebar_classes
+    css_ids = css.hidden_ids | css.sidebar_ids
+    pair_get = _pair_cache.get
 
     fstack: list[Frame] = []
-    estack: list[list[int]] = []  # [start word, end word] of every open element
+    starts: list[int] = []  # start word of every open element
+    # [start, end] word spans of the open elements some link aggregates to, by stack index:
+    # made only for those (a link's ζ-level ancestor), not for every element.
+    spans: dict[int, list[int]] = {}
     lstack: list[RawLink | None] = []  # open anchors (None for an anchor that is not a link)
     seg: Segment | None = None
     glue = False  # the last text ended inside a word: the next text may continue it
@@ -188,33 +196,47 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
     for event, el in walker:
         tag = el.tag
         if event == "start":
-            estack.append([len(words), 0])
-            if tag.__class__ is not str:  # comment / processing instruction left in the tree
+            starts.append(len(words))
+            if tag.__class__ is not str or tag in skip_tags:
+                # a comment / processing instruction left in the tree, or script, style, …
                 walker.skip_subtree()
                 continue
-            if tag in skip_tags:
-                walker.skip_subtree()
-                continue
-            # One items() call instead of five get()s: most elements carry some attribute.
-            cls = el_id = style = None
+            # One items() call instead of several get()s; no loop for attribute-less elements.
+            cls = el_id = style = href = src = rel = None
             hidden = False
-            for key, value in el.items():
-                if key == "class":
-                    cls = value
-                elif key == "id":
-                    el_id = value
-                elif key == "style":
-                    style = value
-                elif key == "hidden" or (key == "aria-hidden" and value == "true"):
-                    hidden = True
-            weight, unlikely, classes = (
-                _attr_info(cls or "", el_id or "") if (cls or el_id) else (0.0, False, ())
-            )
+            attrs = el.items()
+            if attrs:
+                for key, value in attrs:
+                    if key == "class":
+                        cls = value
+                    elif key == "href":
+                        href = value
+                    elif key == "id":
+                        el_id = value
+                    elif key == "style":
+                        style = value
+                    elif key == "rel":
+                        rel = value
+                    elif key == "src":
+                        src = value
+                    elif key == "hidden" or (key == "aria-hidden" and value == "true"):
+                        hidden = True
+            if cls or el_id:
+                info = pair_get((cls or "", el_id or ""))
+                if info is None:
+                    info = _attr_info(cls or "", el_id or "")
+                weight, unlikely, classes = info
+            else:
+                weight, unlikely, classes = 0.0, False, ()
             sidebar = False
             if style:
                 hidden = hidden or inline_hidden(style)
                 sidebar = inline_sidebar(style)
-            if use_css and (classes or el_id or tag in css.hidden_tags):
+            if use_css and (
+                tag in css_tags
+                or (el_id and el_id in css_ids)
+                or (classes and not css_classes.isdisjoint(classes))
+            ):
                 h, sb = css.cues(tag, classes, el_id)
                 hidden = hidden or h
                 sidebar = sidebar or sb
@@ -242,7 +264,7 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
                     frame.noise = tag in noise_tags or parent.noise
                 else:
                     frame.hidden = hidden
-                frame.depth = len(estack)
+                frame.depth = len(starts)
                 frames.append(frame)
                 fstack.append(frame)
                 seg = None
@@ -250,10 +272,16 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
             elif tag in break_tags:
                 glue = False
             if tag == "a" or tag == "area" or tag == "frame":
-                href = el.get("src" if tag == "frame" else "href")
+                if tag == "frame":
+                    href = src
                 if href:
-                    agg = estack[-1 - levels] if len(estack) > levels else estack[0]
-                    link = RawLink(href, el, len(words), agg, "nofollow" in (el.get("rel") or ""))
+                    at = len(starts) - 1 - levels
+                    if at < 0:
+                        at = 0
+                    agg = spans.get(at)
+                    if agg is None:
+                        agg = spans[at] = [starts[at], 0]
+                    link = RawLink(href, el, len(words), agg, rel is not None and "nofollow" in rel)
                     if seg is None:
                         seg = Segment(fstack[-1], len(words))
                         segments.append(seg)
@@ -271,15 +299,18 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
                 else:
                     add_text(text)
         else:
-            span = estack.pop()
-            span[1] = len(words)
+            starts.pop()
+            if spans:
+                span = spans.pop(len(starts), None)
+                if span is not None:
+                    span[1] = len(words)
             if tag.__class__ is str:
                 if (tag == "a" or tag == "area" or tag == "frame") and lstack:
                     link = lstack.pop()
                     if link is not None:
                         in_link -= 1
                         link.w1 = len(words)
-                if fstack and fstack[-1].depth == len(estack) + 1:
+                if fstack and fstack[-1].depth == len(starts) + 1:
                     frame = fstack.pop()
                     frame.post = len(frames) - 1
                     parent = frame.parent
