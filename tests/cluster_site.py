@@ -33,8 +33,9 @@ class ClusterSite:
         self, hosts: int = 3, pages_per_host: int = 30, hold_path: str = "", quorum: int = 0
     ) -> None:
         self.n_hosts = hosts
-        # with a quorum, an agent past its first HEAD_START pages waits until `quorum` agents
-        # have shown up: every worker surely takes part, however slowly the others start
+        # with a quorum, an agent past its first HEAD_START pages waits (up to 30 s) until
+        # `quorum` agents have shown up: the first worker to start cannot crawl the whole site
+        # before the others are up
         self.quorum = quorum
         self.quorum_met = threading.Event()
         self.pages_per_host = pages_per_host
@@ -105,7 +106,7 @@ class ClusterSite:
                             site.quorum_met.set()
                         mine = sum(1 for _, a in site.page_fetches() if a == agent)
                     if mine > HEAD_START:
-                        site.quorum_met.wait(120)
+                        site.quorum_met.wait(30)
                 if self.path == "/robots.txt":
                     body, ctype = b"User-agent: *\nAllow: /\n", "text/plain"
                 elif self.path.startswith("/p/") and self.path.endswith(".html"):

@@ -49,7 +49,7 @@ class Scrapyd:
         )  # fmt: skip
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            if "web console available" in line:
+            if f"Site starting on {self.port}" in line:  # listening (the console line is earlier)
                 threading.Thread(target=self.proc.stdout.read, daemon=True).start()
                 return
         raise RuntimeError(f"scrapyd exited with {self.proc.wait()}")
