@@ -35,6 +35,7 @@ _MAGIC = (
     b"7z\xbc\xaf",
 )
 _SNIFF_BYTES = 4096
+_CONTROL_BYTES = bytes((1, 2, 3, 4, 5, 6, 14, 15, 16, 17, 18, 19, 20))
 
 
 def is_binary(body: bytes) -> bool:
@@ -46,7 +47,7 @@ def is_binary(body: bytes) -> bool:
         return False  # UTF-16 text is full of NULs
     if b"\x00" in head:
         return True
-    controls = sum(head.count(bytes([c])) for c in (1, 2, 3, 4, 5, 6, 14, 15, 16, 17, 18, 19, 20))
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))  # one pass, not 13
     return controls > len(head) // 20
 
 

@@ -10,7 +10,6 @@ from lxml import etree
 
 from focuscrawl.blocks import rules
 from focuscrawl.blocks.classify import classify
-from focuscrawl.blocks.context import link_context
 from focuscrawl.blocks.css import parse_sheets
 from focuscrawl.blocks.decode import decode_html, is_binary
 from focuscrawl.blocks.model import Block, Link, Page
@@ -82,6 +81,7 @@ def _resolver(base: str):  # type: ignore[no-untyped-def]
         cache[raw] = url
         return url
 
+    resolve.cache = cache  # type: ignore[attr-defined]  # callers may look hits up inline
     return resolve
 
 
@@ -103,7 +103,7 @@ def partition(
     page = Page(url=url, base_url=url)
     if isinstance(html, bytes | bytearray | memoryview):
         body = bytes(html)
-        if not body.strip():
+        if not body or body.isspace():  # not strip(): that copies the whole body
             page.error = "empty"
             return page
         if is_binary(body):
@@ -112,7 +112,7 @@ def partition(
         text = decode_html(body, encoding)
     else:
         text = html
-    if not text.strip():
+    if not text or text.isspace():
         page.error = "empty"
         return page
     if "\x00" in text:
@@ -158,28 +158,40 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
         page.blocks.append(block)
         if seg.frame.tag in rules.HEADING_TAGS and block.text and not seg.frame.hidden:
             page.headings.append(block.text)
+    blocks = page.blocks
+    out_links = page.links
+    noise_weight = rules.WEIGHT_NOISE
+    cached = resolve.cache.get  # type: ignore[attr-defined]
     for raw in w.links:
-        absolute = resolve(raw.href)
+        href = raw.href
+        absolute = cached(href)
+        if absolute is None:
+            absolute = resolve(href)
         if not absolute:
             continue
-        anchor = " ".join(words[raw.w0 : raw.w1])
-        if not anchor:
-            anchor = _alt_text(raw.el)
+        a0, a1 = raw.w0, raw.w1
+        anchor = " ".join(words[a0:a1]) if a1 > a0 else _alt_text(raw.el)
+        # The ζ-IDOM context (context.link_context), inlined: one call per link adds up.
+        if window > 0:
+            n0, n1 = raw.agg
+            before = words[max(n0, a0 - window) : a0]
+            after = words[a1 : min(n1, a1 + window)]
+            if before and after:
+                context = " ".join(before) + " " + " ".join(after)
+            else:
+                context = " ".join(before or after)
+        else:
+            context = ""
         bid = block_of.get(id(raw.segment), -1) if raw.segment is not None else -1
-        block = page.blocks[bid] if bid >= 0 else None
-        link = Link(
-            url=absolute,
-            anchor=anchor,
-            context=link_context(words, (raw.w0, raw.w1), (raw.agg[0], raw.agg[1]), window),
-            block_id=bid,
-            block_kind=block.kind if block is not None else "noise",
-            block_weight=block.weight if block is not None else rules.WEIGHT_NOISE,
-            noise=block is None or block.kind == "noise",
-            nofollow=raw.nofollow,
-        )
-        page.links.append(link)
-        if block is not None:
+        if bid >= 0:
+            block = blocks[bid]
+            kind = block.kind
+            link = Link(absolute, anchor, context, bid, kind, block.weight, kind == "noise",
+                        raw.nofollow)  # fmt: skip
             block.links.append(link)
+        else:
+            link = Link(absolute, anchor, context, -1, "noise", noise_weight, True, raw.nofollow)
+        out_links.append(link)
     # Break the walk's only reference cycles (frame <-> children, segment <-> its links): then
     # reference counting frees the walk at once and the cyclic collector finds nothing to do.
     for frame in w.frames:
