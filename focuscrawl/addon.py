@@ -18,6 +18,12 @@ DOWNLOADER_MIDDLEWARES = {
     "focuscrawl.middlewares.partition.PartitionMiddleware": 90,
     # below partition: it fingerprints the parsed page; it also adds the conditional headers
     "focuscrawl.middlewares.conditional_get.ConditionalGetMiddleware": 80,
+    # cluster only (opts out without Redis): per-host limits shared by all workers
+    "focuscrawl.cluster.middleware.ClusterPolitenessMiddleware": 990,
+}
+SPIDER_MIDDLEWARES = {
+    # outermost: acknowledges a frontier entry once its response's output is consumed
+    "focuscrawl.middlewares.ack.FrontierAckMiddleware": 10,
 }
 ITEM_PIPELINES = {
     "focuscrawl.pipelines.relevance.RelevancePipeline": 300,
@@ -29,6 +35,7 @@ EXTENSIONS = {
     "focuscrawl.extensions.progress.HarvestLogStats": 0,
     "focuscrawl.extensions.crawllog.CrawlLog": 10,
     "focuscrawl.extensions.statsfile.StatsFile": 20,
+    "focuscrawl.cluster.stats.ClusterStats": 30,  # cluster only
 }
 SCRAPY_DEFAULTS: dict[str, Any] = {
     "SCHEDULER": "focuscrawl.frontier.scheduler.FocusScheduler",
@@ -47,6 +54,7 @@ class FocusCrawlAddon:
             settings.set(name, value, priority="addon")
         for key, components in (
             ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES),
+            ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARES),
             ("ITEM_PIPELINES", ITEM_PIPELINES),
             ("EXTENSIONS", EXTENSIONS),
         ):

@@ -121,7 +121,7 @@ def test_bad_topic_is_one_error_line_and_nonzero_exit(
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     # Scrapy logs its start-up banner first; then one error line ends the run
-    errors = [line for line in lines if "error" in line.lower()]
+    errors = [line for line in lines if "error:" in line]
     assert errors == [lines[-1]] and message in lines[-1], proc.stderr
     assert "Traceback" not in proc.stderr
 

@@ -56,9 +56,9 @@ class FocusScheduler(BaseScheduler):
             max_pages_per_host=s.getint("FOCUSCRAWL_MAX_PAGES_PER_HOST"),
             max_pages_per_pattern=s.getint("FOCUSCRAWL_MAX_PAGES_PER_PATTERN"),
         )
-        # acknowledged once its outcome is known: a response, or a final failure the
-        # spider's errback reports; a lease (Redis) expires for a worker that died first
-        crawler.signals.connect(sched._on_done, signals.response_received)
+        # acknowledged once its outcome is handled: the spider's output consumed
+        # (FrontierAckMiddleware) or a final failure (the errback); a lease (Redis) expires
+        # for a worker that died first
         crawler.signals.connect(sched._on_done, request_done)
         return sched
 
@@ -149,11 +149,21 @@ class FocusScheduler(BaseScheduler):
         return decode(entry.url, entry.fingerprint, entry.data, self.spider)
 
     def _busy(self, host: str) -> bool:
+        """A host is skipped while its downloader slot is full, or (cluster) while its shared
+        slots across all workers are taken."""
         engine = self.crawler.engine
         if engine is None:
             return False
         slot = engine.downloader.slots.get(host)
-        return slot is not None and len(slot.active) >= self.host_slots
+        if slot is not None and len(slot.active) >= self.host_slots:
+            return True
+        gate = getattr(self.crawler, "focuscrawl_host_gate", None)
+        if gate is None:
+            return False
+        try:
+            return gate.busy(host)
+        except Exception:  # Redis unreachable: the politeness middleware waits and retries
+            return False
 
     def _on_done(self, request: Request, **kwargs: Any) -> None:
         fp = request.meta.get(FP_META)
