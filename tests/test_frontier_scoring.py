@@ -114,3 +114,12 @@ def test_black_tunneling_decays_per_hop_past_the_budget() -> None:
         for st in (left, one_past, two_past)
     ]
     assert s[1] == pytest.approx(0.5 * s[0]) and s[2] == pytest.approx(0.25 * s[0])
+
+
+def test_grey_tunneling_on_the_seed_scale_needs_a_block_as_relevant_as_the_seeds() -> None:
+    scorer = LinkScorer("sharksearch-blocks-tunnel", keyword_scorer, 0.1, SharkParams())
+    scorer.reference = 0.8  # seeds' mean relevance: block 2 (1.0) reaches it, block 0 (0.67) not
+    parent = ParentState("http://a.test/", 0, 0.05, False, inherited=0.0, budget=2)
+    inh = {link.url: state["inh"] for link, _, state in scorer.score(page(), parent)}
+    assert inh["http://a.test/r"] == pytest.approx(0.5 * 1.0)
+    assert inh["http://a.test/c"] == 0.0

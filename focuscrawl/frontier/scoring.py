@@ -29,7 +29,7 @@ class SharkParams:
     tunnel_max_depth: int = 3
     tunnel_penalty: float = 0.1  # score multiplier per hop past the tunneling budget
     normalize: bool = True  # page relevance as a fraction of the reference (seed) relevance
-    votes: float = 0.0  # weight of the summed relevance of the relevant pages linking to a URL
+    votes: float = 0.5  # weight of the summed relevance of the relevant pages linking to a URL
 
 
 @dataclass(slots=True)
@@ -103,18 +103,26 @@ class LinkScorer:
         inherited_page = p.delta * (
             self.page_score(parent.relevance) if parent.relevant else parent.inherited
         )
+        # a block's short text scores higher than a page: on the seed scale, a block must be
+        # as relevant as the seed pages are to carry its links (raw threshold before that)
+        grey_min = self.reference if (p.normalize and self.reference) else self.threshold
         budget = parent.budget
         if self.tunnel and p.black:
             budget = (
-                tunnel_budget(parent.relevance, self.threshold, p.tunnel_max_depth)
+                tunnel_budget(
+                    self.page_score(parent.relevance),
+                    self.page_score(self.threshold),
+                    p.tunnel_max_depth,
+                )
                 if parent.relevant
                 else parent.budget - 1
             )
         for link in page.links:
             inherited = inherited_page
             b_rel = block_rel.get(link.block_id, 0.0)
-            if self.tunnel and p.grey and not parent.relevant and b_rel >= self.threshold:
-                inherited = p.delta * b_rel  # grey tunneling: the block speaks for its links
+            if self.tunnel and p.grey and not parent.relevant and b_rel >= grey_min:
+                # grey tunneling: the block speaks for its links
+                inherited = p.delta * self.page_score(b_rel)
             anchor = self.score_text(link.anchor) if link.anchor else 0.0
             context = self.score_text(link.context) if link.context else 0.0
             if self.blocks:
