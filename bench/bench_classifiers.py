@@ -1,7 +1,8 @@
 """Relevance classifiers on Wikispeedia: cosine (baseline, best threshold) vs SVM with true
 negatives vs PU-SVM vs PU ensemble; PSO vs BWPSO; topic drift; per-page cost against lxml.
 
-    .venv/bin/python bench/bench_classifiers.py [--parts table,pso,drift,speed] [--out FILE]
+    .venv/bin/python bench/bench_classifiers.py [--parts table,pso,drift,speed]
+        [--categories Birds,Chemistry] [--out FILE]
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
     p.add_argument("--no-cache", action="store_true", help="re-render and re-partition")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--categories",
+        default="",
+        help="comma-separated subset of the table's categories by name suffix (e.g. Birds,Chemistry)",
+    )
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     base = corpora_dir()
@@ -33,6 +39,7 @@ def main() -> int:
         cache_dir=None if args.no_cache else default_cache_dir(),
         parts=[s.strip() for s in args.parts.split(",")],
         seed=args.seed,
+        categories=[c.strip() for c in args.categories.split(",") if c.strip()],
     )
     print(text)
     if args.out:

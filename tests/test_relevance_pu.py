@@ -2,14 +2,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from focuscrawl.blocks.partition import partition
 from focuscrawl.relevance import pso
-from focuscrawl.relevance.ensemble import fit_ensemble
+from focuscrawl.relevance.ensemble import fit_ensemble, prior_matched
 from focuscrawl.relevance.features import FieldTfidfVectorizer, LinearTermScorer, page_terms
-from focuscrawl.relevance.pu import iterative_svm, positive_features, reliable_negatives
+from focuscrawl.relevance.pu import (
+    LinearRound,
+    held_recall,
+    iterative_svm,
+    positive_features,
+    reliable_negatives,
+    rounds_to_keep,
+)
 from focuscrawl.relevance.rules import FIELD_WEIGHTS
-from focuscrawl.relevance.train import pages_to_terms
+from focuscrawl.relevance.train import pages_to_terms, train_pu
 from tests.relevance_pages import web
 
 
@@ -92,3 +100,59 @@ def test_ensemble_weights_sum_to_one_and_collapse_to_the_weighted_decision(matri
         sum(w * r.decision(U) for w, r in zip(ens.weights, rounds, strict=True)) - ens.threshold
     )
     np.testing.assert_allclose(np.asarray(U @ coef).ravel() + intercept, expected, atol=1e-9)
+
+
+def _round(coef: list[float], intercept: float) -> LinearRound:
+    return LinearRound(np.array(coef), intercept, 0, 0)
+
+
+def test_roc_svm_rule_drops_rounds_that_lose_held_back_positives():
+    held = sp.csr_matrix(np.array([[1.0, 0.0], [0.8, 0.2], [0.6, 0.1], [0.9, 0.0]]))
+    first = _round([1.0, 0.0], -0.1)  # all 4 positive
+    same = _round([1.0, 0.0], -0.5)  # still all 4
+    eroded = _round([1.0, 0.0], -0.7)  # loses 0.6: recall 0.75
+    back = _round([1.0, 0.0], 0.0)  # recovers, but comes after an eroded round
+    assert held_recall(eroded, held) == pytest.approx(0.75)
+    assert rounds_to_keep([first, same, eroded, back], held) == 2
+    assert rounds_to_keep([first, eroded], held, max_lost=0.3) == 2
+    assert rounds_to_keep([first], held) == 1
+
+
+def test_hinge_ensemble_prefers_the_round_that_separates_with_a_margin(matrices):
+    _, P, U, truth, _ = matrices
+    good = iterative_svm(P, U, reliable_negatives(U, positive_features(P, U)))[0]
+    bad = LinearRound(-good.coef, -good.intercept, 0, 0)  # the same classifier, reversed
+    neg = U[np.flatnonzero(~truth)]
+    ens = fit_ensemble([bad, good], P, neg, criterion="hinge", iterations=30, particles=10)
+    assert ens.threshold == 0.0
+    assert ens.weights[1] > 0.9
+    assert ens.history == sorted(ens.history)
+    single = fit_ensemble([good], P, neg, criterion="hinge")
+    assert single.weights.tolist() == [1.0] and single.threshold == 0.0
+
+
+def test_prior_matched_threshold_keeps_the_first_rounds_positive_rate(matrices):
+    _, P, U, truth, _ = matrices
+    rounds = iterative_svm(P, U, reliable_negatives(U, positive_features(P, U)))
+    later = LinearRound(rounds[0].coef, rounds[0].intercept - 5.0, 0, 0)  # threshold drifted
+    coef, intercept, rate = prior_matched([rounds[0], later], np.array([0.5, 0.5]), U)
+    assert rate == pytest.approx(np.mean(rounds[0].decision(U) >= 0))
+    pred = np.asarray(U @ coef).ravel() + intercept >= 0
+    assert pred.mean() == pytest.approx(rate, abs=1.5 / U.shape[0])
+    assert later.decision(U).max() < 0  # alone, the drifted round calls nothing positive
+    assert (pred == truth).mean() >= 0.9
+
+
+def test_pu_training_keeps_every_round_and_roc_svm_choice():
+    pages = web(n_per_topic=25, seed=7)
+    _, pos, _ = pages_to_terms(pages["birds"][:10], "positive")
+    unl_pages = pages["birds"][10:] + [p for t, ps in pages.items() if t != "birds" for p in ps]
+    _, unl, _ = pages_to_terms(unl_pages, "unlabelled")
+    model = train_pu(pos, unl, ["birds"])
+    report = model.report_
+    assert report.trial_rounds and 1 <= report.n_keep <= len(report.rounds)
+    assert len(model.info["held_back_recall"]) == len(report.trial_rounds)
+    assert model.info["criterion"] == "auc"
+    scores = np.array([model.score_terms(t) for t in unl])
+    truth = np.array([1] * 15 + [0] * (len(unl) - 15), dtype=bool)
+    assert ((scores >= model.threshold) == truth).mean() >= 0.9

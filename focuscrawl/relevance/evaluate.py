@@ -26,6 +26,7 @@ from focuscrawl.blocks.model import Block, Page
 from focuscrawl.blocks.partition import partition
 from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus
 from focuscrawl.relevance.cosine import CosineModel, DocumentFrequencies
+from focuscrawl.relevance.ensemble import prior_matched
 from focuscrawl.relevance.features import TermCounts, page_terms
 from focuscrawl.relevance.model import RelevanceModel
 from focuscrawl.relevance.train import train_pu, train_supervised
@@ -41,7 +42,16 @@ CATEGORIES: dict[str, list[str]] = {
     "subject.History.British_History": ["british", "history"],
     "subject.Geography.African_Geography": ["african", "geography"],
 }
-METHODS = ("cosine", "cosine@default", "svm-true-neg", "pu-svm", "pu-round-1", "pu-ensemble")
+METHODS = (
+    "cosine",
+    "cosine@default",
+    "svm-true-neg",
+    "pu-last-round",
+    "pu-svm",
+    "pu-round-1",
+    "pu-mean",
+    "pu-ensemble",
+)
 
 
 @dataclass(slots=True)
@@ -216,14 +226,22 @@ def evaluate_category(
 
     pos_t, unl_t = [T[i] for i in pos], [T[i] for i in unl]
     ens = train_pu(pos_t, unl_t, keywords, ensemble=True, variant=variant, seed=seed)
-    # PU-SVM: the last round of the same run, alone (what the ensemble improves on)
-    last = ens.report_.rounds[-1]  # type: ignore[attr-defined]
-    vec = ens.report_.vectorizer  # type: ignore[attr-defined]
-    X_test = vec.transform(test_terms)
-    pred_last = last.decision(X_test) >= 0
+    report = ens.report_  # type: ignore[attr-defined]
+    X_test = report.vectorizer.transform(test_terms)
+    # the iteration run to its end, no Roc-SVM rule (trial run: the positives minus those held back)
+    if report.trial_rounds:
+        last = report.trial_rounds[-1]
+        rows.append(Row(category, size, "pu-last-round", *prf(truth, last.decision(X_test) >= 0)))
+    # PU-SVM: the last round the Roc-SVM rule keeps, alone (what the ensemble improves on)
+    pred_last = report.rounds[report.n_keep - 1].decision(X_test) >= 0
     rows.append(Row(category, size, "pu-svm", *prf(truth, pred_last)))
-    first = ens.report_.rounds[0]  # type: ignore[attr-defined]
+    first = report.rounds[0]
     rows.append(Row(category, size, "pu-round-1", *prf(truth, first.decision(X_test) >= 0)))
+    # every round with equal weights, the same prior-matched threshold (what PSO competes with)
+    k = len(report.rounds)
+    coef, intercept, _ = prior_matched(report.rounds, np.full(k, 1.0 / k), report.unlabeled)
+    pred_mean = np.asarray(X_test @ coef).ravel() + intercept >= 0
+    rows.append(Row(category, size, "pu-mean", *prf(truth, pred_mean)))
     rows.append(Row(category, size, "pu-ensemble", *prf(truth, _model_pred(ens, test_terms))))
     log.info("%s: %s", category, ens.info)
     return rows

@@ -46,7 +46,12 @@ def pso_on_ensembles(
         for seed in range(seeds):
             res = {
                 v: fit_ensemble(
-                    report.rounds, val_pos, others, variant=v, seed=seed, iterations=iterations
+                    report.trial_rounds or report.rounds,
+                    val_pos,
+                    others,
+                    variant=v,
+                    seed=seed,
+                    iterations=iterations,
                 )
                 for v in ("standard", "bwpso")
             }
@@ -60,7 +65,7 @@ def pso_on_ensembles(
         rows.append(
             {
                 "problem": category.removeprefix("subject."),
-                "rounds": len(report.rounds),
+                "rounds": len(report.trial_rounds or report.rounds),
                 **{f"{v} iterations": float(np.mean(its[v])) for v in its},
                 **{f"{v} fitness": float(np.mean(final[v])) for v in final},
             }

@@ -5,6 +5,11 @@ much more frequent among positives than among unlabelled pages; an unlabelled pa
 them is a reliable negative. Each SVM round then trains on the support vectors, misclassified
 and low-margin pages of the round before plus the unlabelled pages newly classified negative,
 until no new negative appears. Every round's classifier is kept (the ensemble combines them).
+
+Later rounds erode the positives: each labels more unlabelled pages negative, true positives
+among them, and the decision threshold drifts towards the positives (the ranking stays good, the
+recall collapses). :func:`rounds_to_keep` applies Li & Liu's Roc-SVM rule to held-back
+positives: rounds count only while they keep (almost) the first round's recall.
 """
 
 from __future__ import annotations
@@ -61,6 +66,29 @@ def reliable_negatives(U: sp.csr_matrix, features: np.ndarray) -> np.ndarray:
         want,
     )
     return np.argsort(mass, kind="stable")[:want]
+
+
+def held_recall(r: LinearRound, held: sp.spmatrix) -> float:
+    """Share of the held-back positives ``held`` that round ``r`` classifies positive."""
+    return float(np.mean(r.decision(held) >= 0)) if held.shape[0] else 1.0
+
+
+def rounds_to_keep(
+    rounds: Sequence[LinearRound], held: sp.spmatrix, max_lost: float = rules.ROC_SVM_MAX_LOST
+) -> int:
+    """How many rounds (at least 1) to keep: Li & Liu's Roc-SVM rule, applied round by round.
+
+    Round ``k`` is kept while its recall on the held-back positives is at least the first
+    round's minus ``max_lost`` (and every round before it was kept)."""
+    if not rounds:
+        return 0
+    first = held_recall(rounds[0], held)
+    keep = 1
+    for r in rounds[1:]:
+        if held_recall(r, held) < first - max_lost:
+            break
+        keep += 1
+    return keep
 
 
 def _fit(X: sp.csr_matrix, y: np.ndarray, c: float) -> LinearSVC:

@@ -26,12 +26,18 @@ def markdown(rows: Sequence[dict], floats: str = "{:.3f}") -> str:
     return "\n".join(out)
 
 
+def _picked(category: str, wanted: Sequence[str]) -> bool:
+    """``wanted`` names categories by any suffix of their dotted name (``Birds``, ``Chemistry``)."""
+    return any(category == w or category.endswith("." + w) for w in wanted)
+
+
 def run_all(
     root: Path,
     *,
     cache_dir: Path | None,
     parts: Sequence[str] = ("table", "pso", "drift", "speed", "retrain"),
     seed: int = 0,
+    categories: Sequence[str] = (),
     pso_seeds: int = 10,
     speed_pages: int = 300,
 ) -> str:
@@ -42,7 +48,10 @@ def run_all(
         f"and partitioned by `focuscrawl.blocks.partition` ({time.perf_counter() - t0:.0f}s)"
     ]
     if "table" in parts:
-        rows = ev.classifier_table(corpus, seed=seed)
+        chosen = {
+            c: k for c, k in ev.CATEGORIES.items() if not categories or _picked(c, categories)
+        }
+        rows = ev.classifier_table(corpus, chosen, seed=seed)
         sections.append(
             "## Classifiers (keywords + 20 positives; test on the other pages)\n\n"
             + ev.format_table(rows)

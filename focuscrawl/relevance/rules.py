@@ -39,11 +39,22 @@ DNF_MIN_NEGATIVE_SHARE: float = 0.3
 LOW_MARGIN: float = 0.5
 #: Iterative SVM: at most this many rounds.
 MAX_ROUNDS: int = 10
+#: Roc-SVM rule (Li & Liu 2003): a round is kept only while its recall on the held-back positives
+#: is at most this much below the first round's; later rounds are dropped.
+ROC_SVM_MAX_LOST: float = 0.08
 #: LinearSVC regularisation.
 SVM_C: float = 1.0
 
-#: Ensemble: share of the positives held back to fit the PSO weights (at least 3 pages).
+#: Ensemble: share of the positives held back to choose the rounds (Roc-SVM rule) and fit the
+#: PSO weights (at least 3 pages). The kept rounds are then retrained on every positive.
 HOLDOUT_SHARE: float = 0.3
+#: Ensemble fitness: ``"auc"`` (held-back positives vs unlabelled pages, threshold then matched
+#: to the first round's positive rate), ``"hinge"``, ``"f1"`` or ``"pu"`` (Lee & Liu); see
+#: ensemble.py.
+ENSEMBLE_CRITERION: str = "auc"
+#: ``"auc"`` fitness: weight of the normalised entropy of the round weights (pull towards equal
+#: weights; 0 = AUC alone). 0.03 chosen among 0.003 / 0.01 / 0.03 on the benchmark categories.
+ENSEMBLE_UNIFORM_PULL: float = 0.03
 
 #: Adaptive topic: a page feeds the profile only when its relevance is at least this …
 ADAPT_MIN_RELEVANCE: float = 0.5

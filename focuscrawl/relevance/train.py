@@ -22,14 +22,16 @@ from sklearn.svm import LinearSVC
 from focuscrawl.blocks.partition import partition
 from focuscrawl.relevance import rules
 from focuscrawl.relevance.cosine import CosineModel
-from focuscrawl.relevance.ensemble import Ensemble, fit_ensemble
+from focuscrawl.relevance.ensemble import Ensemble, fit_ensemble, prior_matched
 from focuscrawl.relevance.features import FieldTfidfVectorizer, TermCounts, fast_tokens, page_terms
 from focuscrawl.relevance.model import RelevanceModel
 from focuscrawl.relevance.pu import (
     LinearRound,
+    held_recall,
     iterative_svm,
     positive_features,
     reliable_negatives,
+    rounds_to_keep,
 )
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,10 @@ class TrainReport:
 
     kind: str
     skipped: int = 0
-    rounds: list[LinearRound] = field(default_factory=list)
+    rounds: list[LinearRound] = field(default_factory=list)  # kept rounds, on every positive
+    trial_rounds: list[LinearRound] = field(default_factory=list)  # held-back run, every round
+    n_keep: int = 0  # rounds the Roc-SVM rule keeps
+    unlabeled: sp.spmatrix | None = None  # the unlabelled pages' matrix
     ensemble: Ensemble | None = None
     n_reliable_negatives: int = 0
     n_positive_features: int = 0
@@ -137,48 +142,93 @@ def train_pu(
     unlabeled: Sequence[TermCounts],
     keywords: Sequence[str] = (),
     *,
-    criterion: str = "f1",
+    criterion: str = rules.ENSEMBLE_CRITERION,
     variant: str = "standard",
     ensemble: bool = True,
     seed: int = 0,
 ) -> RelevanceModel:
-    """PU learning; ``ensemble=False`` keeps only the last round (``kind="pu-svm"``)."""
+    """PU learning; ``ensemble=False`` keeps only the last round (``kind="pu-svm"``).
+
+    With at least 6 positives, ``HOLDOUT_SHARE`` of them are held back for a trial run of the
+    rounds: the Roc-SVM rule (:func:`pu.rounds_to_keep`) decides how many rounds to keep and PSO
+    fits their weights on the held-back positives; then the kept rounds are retrained on every
+    positive (so the final classifiers lose no training example) and combined with those weights.
+    """
     kw = keyword_terms(keywords)
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(positives))
-    enough = ensemble and len(positives) >= 6
-    n_hold = max(3, round(rules.HOLDOUT_SHARE * len(positives))) if enough else 0
+    n_hold = max(3, round(rules.HOLDOUT_SHARE * len(positives))) if len(positives) >= 6 else 0
     held = [positives[i] for i in order[:n_hold]]
     fit_pos = [positives[i] for i in order[n_hold:]] + ([kw] if kw else [])
-    vec = FieldTfidfVectorizer().fit(fit_pos + held + list(unlabeled))
-    P, U = vec.transform(fit_pos), vec.transform(unlabeled)
+    all_pos = list(positives) + ([kw] if kw else [])
+    vec = FieldTfidfVectorizer().fit(all_pos + list(unlabeled))
+    U = vec.transform(unlabeled)
     forced = [vec.vocabulary_[t] for t in kw if t in vec.vocabulary_]
-    pf = positive_features(P, U, forced)
+    P_all = vec.transform(all_pos)
+    pf = positive_features(P_all, U, forced)
     rn = reliable_negatives(U, pf)
-    rounds = iterative_svm(P, U, rn)
+    trial: list[LinearRound] = []
+    H = None
+    n_keep = rules.MAX_ROUNDS
+    if held:
+        H = vec.transform(held)
+        trial = iterative_svm(vec.transform(fit_pos), U, rn)
+        n_keep = max(1, rounds_to_keep(trial, H))
+    # the same rounds on every positive (as many as the trial run had)
+    rounds = iterative_svm(P_all, U, rn, max_rounds=len(trial) or rules.MAX_ROUNDS)
     if not rounds:
         raise ValueError("PU learning found no reliable negatives among the unlabelled pages")
+    k = min(len(rounds), len(trial)) if trial else len(rounds)
+    rounds = rounds[:k]
+    n_keep = min(n_keep, k)
     report = TrainReport(
         "pu-ensemble" if ensemble else "pu-svm",
         rounds=rounds,
+        trial_rounds=trial,
+        n_keep=n_keep,
         n_reliable_negatives=len(rn),
         n_positive_features=len(pf),
         vectorizer=vec,
+        unlabeled=U,
     )
     info = {
         "positives": len(positives),
         "unlabeled": len(unlabeled),
         "rounds": len(rounds),
+        "roc_svm_rounds": n_keep,
+        "held_back_recall": [round(held_recall(r, H), 3) for r in trial] if H is not None else [],
         "reliable_negatives": len(rn),
         "positive_features": len(pf),
     }
-    if ensemble:
-        val_pos = vec.transform(held) if held else P
+    if ensemble and criterion == "auc":
+        # weights fitted on the trial rounds (the held-back positives are unseen by them) and
+        # applied to the same rounds trained on every positive; threshold matched to the share
+        # of unlabelled pages the first round calls positive
+        if H is not None and k > 1:
+            report.validation = (H, U)
+            ens = fit_ensemble(trial[:k], H, U, criterion="auc", variant=variant, seed=seed)
+            weights = ens.weights
+            report.ensemble = ens
+        else:  # no held-back positives: equal weights
+            weights = np.full(k, 1.0 / k)
+        coef, intercept, rate = prior_matched(rounds, weights, U)
+        info.update(
+            ensemble_weights=np.round(weights, 4).tolist(),
+            positive_rate=round(rate, 4),
+            pso=variant,
+            criterion=criterion,
+            fitness=report.ensemble.fitness if report.ensemble else None,
+        )
+    elif ensemble:
+        fit_rounds = trial[:k] if H is not None else rounds
+        val_pos = H if H is not None else P_all
         if criterion == "pu-all":  # recall over every positive, held back or trained on
-            val_pos = sp.vstack([val_pos, P]).tocsr() if held else P
+            val_pos = P_all
         others = U if criterion.startswith("pu") else U[rn]
         report.validation = (val_pos, others)
-        ens = fit_ensemble(rounds, val_pos, others, criterion=criterion, variant=variant, seed=seed)
+        ens = fit_ensemble(
+            fit_rounds, val_pos, others, criterion=criterion, variant=variant, seed=seed
+        )
         coef, intercept = ens.collapse(rounds)
         report.ensemble = ens
         info.update(
@@ -186,11 +236,11 @@ def train_pu(
             threshold=ens.threshold,
             pso=variant,
             criterion=criterion,
-            fitness=ens.fitness,
+            fitness=None if math.isnan(ens.fitness) else ens.fitness,
         )
-    else:
-        coef, intercept = rounds[-1].coef, rounds[-1].intercept
-    model = _linear_model(report.kind, vec, coef, intercept, list(positives) + [kw], keywords, info)
+    else:  # PU-SVM: the last round the Roc-SVM rule keeps
+        coef, intercept = rounds[n_keep - 1].coef, rounds[n_keep - 1].intercept
+    model = _linear_model(report.kind, vec, coef, intercept, all_pos, keywords, info)
     model.report_ = report  # type: ignore[attr-defined]
     return model
 
