@@ -51,7 +51,7 @@ _add(
 )
 _add(
     "FOCUSCRAWL_STRATEGY",
-    "sharksearch-blocks-tunnel",
+    "sharksearch-blocks",
     "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`.",
 )
 _add(
