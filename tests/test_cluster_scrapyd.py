@@ -106,6 +106,7 @@ def test_deploy_schedule_and_crawl_through_scrapyd(
     with pytest.raises(urllib.error.HTTPError) as denied:
         scrapyd.call("daemonstatus.json", auth=False)
     assert denied.value.code == 401
+    denied.value.close()  # an HTTPError holds the response socket open until closed
 
     project = project_copy(tmp_path, scrapyd)
     deploy = subprocess.run(

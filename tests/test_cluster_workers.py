@@ -71,7 +71,10 @@ class Worker:
         return event.wait(timeout)
 
     def finish(self, timeout: float = 240) -> int:
-        code = self.proc.wait(timeout)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"worker {self.name} still running after {timeout:.0f}s:\n{self.log}")
         self._reader.join(30)  # EOF follows the exit
         assert self.proc.stderr is not None
         self.proc.stderr.close()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import zlib
 from collections.abc import Iterator
@@ -13,10 +14,21 @@ from focuscrawl.frontier.redis import _ZDICT, RedisFrontier
 from tests.conftest import RedisServer
 from tests.frontier_contract import FrontierContract, drain, fp, push
 
+_opened: list[RedisFrontier] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_frontiers() -> Iterator[None]:
+    """Every frontier a test made is closed after it: no Redis socket is left to the GC."""
+    yield
+    while _opened:
+        _opened.pop().close()
+
 
 def make(redis_url: str, **kw) -> RedisFrontier:  # type: ignore[no-untyped-def]
     f = RedisFrontier(redis_url, "fctest:topical", **kw)
     f.open()
+    _opened.append(f)
     return f
 
 
@@ -188,3 +200,51 @@ def test_unreadable_entry_is_dropped_and_counted(redis_url: str, redis_client) -
     assert entry is not None and entry.url == "http://a.test/ok"
     assert f.bad_entries == 1
     assert f.in_flight() == 1  # only the good one; the bad one was acknowledged away
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_queued_count_matches_the_entries_under_any_interleaving(
+    redis_url: str, redis_client, seed: int
+) -> None:  # type: ignore[no-untyped-def]
+    """``P:n`` (what a worker's idle check reads) equals what can be popped, whatever mix of
+    pushes, upgrades, forced re-pushes, pops, double and late acks and lease re-deliveries
+    came before; small heads make entries spill to level lists and come back."""
+    rnd = random.Random(seed)
+    f = make(redis_url, lease=1000.0, head_size=(2, 4, 64, 3)[seed])
+    urls = [f"http://h{i % 3}.test/{i}" for i in range(12 + 6 * seed)]
+    leased: list[bytes] = []
+    for _ in range(300):
+        op = rnd.random()
+        if op < 0.4:  # new URL, re-found URL (upgrade or not), or forced (retry/redirect)
+            url = rnd.choice(urls)
+            f.push(url, round(rnd.random(), rnd.choice((1, 3))), fp(url), {}, rnd.random() < 0.2)
+        elif op < 0.65:
+            entry = f.pop()
+            if entry is not None:
+                leased.append(entry.fingerprint)
+        elif op < 0.85:
+            if leased and rnd.random() < 0.8:
+                done = leased.pop(rnd.randrange(len(leased)))
+                f.ack(done)
+                if rnd.random() < 0.2:
+                    f.ack(done)  # the errback and the ack middleware both acknowledged it
+            else:
+                f.ack(fp(rnd.choice(urls)))  # a late ack of something long re-delivered
+        else:  # some leases run out; another worker puts them back
+            for member in redis_client.zrange("fctest:topical:lease", 0, -1):
+                if rnd.random() < 0.5:
+                    redis_client.zadd("fctest:topical:lease", {member: 0})
+            f.requeue_expired(force=True)
+        assert len(f) >= 0
+    queued = len(f)
+    popped = 0
+    while (entry := f.pop()) is not None:
+        popped += 1
+        f.ack(entry.fingerprint)
+    assert popped == queued and len(f) == 0
+    for member in redis_client.zrange("fctest:topical:lease", 0, -1):
+        redis_client.zadd("fctest:topical:lease", {member: 0})
+    f.requeue_expired(force=True)
+    while (entry := f.pop()) is not None:
+        f.ack(entry.fingerprint)
+    assert len(f) == 0 and f.in_flight() == 0
