@@ -46,7 +46,7 @@ _add(
 )
 _add(
     "FOCUSCRAWL_AUTO_THRESHOLD",
-    0.25,
+    0.35,
     "With `FOCUSCRAWL_RELEVANCE_THRESHOLD = 0` and the cosine model: the threshold as a fraction of the seed pages' mean relevance.",
 )
 _add(
