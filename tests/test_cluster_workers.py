@@ -43,6 +43,9 @@ class Worker:
         cmd += ["-s", f"REDIS_URL={redis_url}", "-s", f"USER_AGENT={name}", *CLUSTER_COMPONENTS]
         cmd += ["-s", "FOCUSCRAWL_REDIS_LEASE=5", "-s", "FOCUSCRAWL_CLUSTER_STATS_INTERVAL=1"]
         cmd += ["-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO"]
+        # each worker its own local data (SQLite index), as on separate machines: workers
+        # sharing one SQLite file in one directory failed with "database is locked"
+        cmd += ["-s", f"FOCUSCRAWL_DATA_DIR={cwd / (name + '-data')}"]
         self.name = name
         self.proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True

@@ -66,9 +66,11 @@ class ClusterStats:
     def spider_closed(self, spider: Spider, reason: str) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
+        if self._client is None:  # the spider failed to open before this extension did
+            return
         self.write(f"finished ({reason})")
-        if self._client is not None:
-            self._client.close()
+        self._client.close()
+        self._client = None
 
     def record(self, state: str) -> dict[str, Any]:
         stats = self.crawler.stats
