@@ -60,6 +60,9 @@ class FocusScheduler(BaseScheduler):
         # (FrontierAckMiddleware) or a final failure (the errback); a lease (Redis) expires
         # for a worker that died first
         crawler.signals.connect(sched._on_done, request_done)
+        # a redirect or retry of a popped request replaces it: ack the parent as it is
+        # scheduled (sent even when offsite filtering then drops the new request)
+        crawler.signals.connect(sched._on_done, signals.request_scheduled)
         return sched
 
     # -- lifecycle ------------------------------------------------------------------------
