@@ -45,6 +45,7 @@ class CrawlPolicy:
         # in-link votes: the summed (scaled) relevance of the relevant pages that link to a URL
         self._votes: dict[int, float] = {}
         self.skipped: dict[str, int] = {}  # URL rejections by reason
+        self._clean_cache: dict[str, tuple[str, str | None]] = {}
 
     @property
     def strategy(self) -> str:
@@ -85,6 +86,7 @@ class CrawlPolicy:
             budget=int(state.get("tb", 0)),
         )
         memory, limits, skipped = self.memory, self.limits, self.skipped
+        clean_cache = self._clean_cache
         vote_weight = self.scorer.p.votes if self.scorer.strategy.startswith("shark") else 0.0
         vote = self.scorer.page_score(judgement.relevance) if judgement.relevant else 0.0
         votes, voted = self._votes, set()
@@ -93,7 +95,13 @@ class CrawlPolicy:
         for link, score, child in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
-            target, reason = clean_url(link.url, limits)
+            cleaned = clean_cache.get(link.url)
+            if cleaned is None:
+                # navigation and template links repeat on every page: clean each URL once
+                if len(clean_cache) > 100_000:
+                    clean_cache.clear()
+                cleaned = clean_cache[link.url] = clean_url(link.url, limits)
+            target, reason = cleaned
             if reason is not None:
                 skipped[reason] = skipped.get(reason, 0) + 1
                 continue
