@@ -236,11 +236,12 @@ class TopicalSpider(Spider):
         return self.seq
 
     def closed(self, reason: str) -> None:
-        close = getattr(getattr(self, "policy", None) and self.policy.model, "close", None)
+        policy = getattr(self, "policy", None)  # None when the spider never opened
+        for why, count in policy.skipped.items() if policy is not None else ():
+            self.crawler.stats.set_value(f"focuscrawl/skip/url/{why}", count)
+        close = getattr(policy.model, "close", None) if policy is not None else None
         if close is not None:
             close()  # a retraining model stops its worker
-        for why, count in getattr(self, "policy", None) and self.policy.skipped.items() or ():
-            self.crawler.stats.set_value(f"focuscrawl/skip/url/{why}", count)
         pages = self.crawler.stats.get_value("focuscrawl/harvest/pages", 0)
         if pages:
             self.crawler.stats.set_value(
