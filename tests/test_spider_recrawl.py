@@ -88,7 +88,10 @@ def test_recrawl_sends_only_significant_changes(
     assert {i["url"] for i in items} == changed
     assert all(i["change"] == "significant" for i in items)
     assert stats["focuscrawl/change/unchanged"] >= len(stored) - len(changed) - 5
-    assert stats["downloader/response_status_count/304"] == stats["focuscrawl/change/unchanged"]
+    # unchanged pages come back as 304 without a body; a few may be fetched in full (a page
+    # found again through a link, or FOCUSCRAWL_CHANGE_VALIDATE_EVERY's periodic full GET)
+    not_modified = stats["downloader/response_status_count/304"]
+    assert not_modified <= stats["focuscrawl/change/unchanged"] <= not_modified + len(stored) // 50
 
     evolve(web, 5)  # insignificant: layout, attributes, styles, ads
     items, stats = crawl(tmp_path, web, "third", "-a", "mode=recrawl")
