@@ -102,11 +102,12 @@ def test_entries_are_json_and_fingerprints_binary(redis_url: str, redis_client) 
     f = make(redis_url)
     push(f, "http://a.test/x", 0.5, parent="http://a.test/", depth=1)
     (member,) = redis_client.zrange("fctest:topical:h:a.test", 0, -1)
-    rest = member[5:]  # after the 5-byte insertion sequence: fplen, fingerprint, deflated text
+    rest = member[5:]  # after the 5-byte insertion sequence: fplen, fingerprint, flags, deflated
     assert rest[:21] == bytes([20]) + fp("http://a.test/x")
-    unpacker = zlib.decompressobj(-15, zdict=_ZDICT)
-    text = unpacker.decompress(rest[21:]) + unpacker.flush()
-    assert text == b'http://a.test/x\0{"parent":"http://a.test/","depth":1}'  # JSON, no pickle
+    assert rest[21] == 2  # the URL is stored without its "http://" + host prefix
+    unpacker = zlib.decompressobj(-15, zdict=_ZDICT + b"http://a.test/")
+    text = unpacker.decompress(rest[22:]) + unpacker.flush()
+    assert text == b'/x\0{"parent":"http://a.test/","depth":1}'  # JSON, no pickle
     buckets = [k for k in redis_client.keys("fctest:topical:s:*")]
     assert len(buckets) == 1
     (field,) = redis_client.hkeys(buckets[0])
@@ -248,3 +249,27 @@ def test_queued_count_matches_the_entries_under_any_interleaving(
     while (entry := f.pop()) is not None:
         f.ack(entry.fingerprint)
     assert len(f) == 0 and f.in_flight() == 0
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://a.test/x?q=1",
+        "http://A.Test:8080/x",
+        "https://a.test",
+        "ftp://a.test/x",
+        "http://a.test.evil/",
+    ],
+)
+def test_entry_url_and_meta_score_round_trip(redis_url: str, redis_client, url: str) -> None:  # type: ignore[no-untyped-def]
+    """The URL is stored without its scheme and host, the meta score without itself: both
+    come back exactly, whatever the URL looks like and whether the meta score is the entry's."""
+    f = make(redis_url)
+    same = {"meta": {"focuscrawl": {"score": 0.5, "d": 1, "par": url}, "depth": 1}}
+    other = {"meta": {"focuscrawl": {"score": 0.25}}, "eb": "errback"}
+    f.push(url, 0.5, fp(url), same)
+    f.push(url + "#2", 0.5, fp(url + "#2"), other)
+    first, second = f.pop(), f.pop()
+    assert first is not None and second is not None
+    assert (first.url, first.data, first.score) == (url, same, 0.5)
+    assert (second.url, second.data) == (url + "#2", other)

@@ -105,10 +105,14 @@ def bloom_offsets(fingerprint: bytes, bits: int, hashes: int) -> str:
     return ",".join(out)
 
 
-# Entries are ``url \0 json`` deflated with this preset dictionary: the JSON keys of the
-# scheduler's request data and common URL parts, so a 220-byte entry takes about 100 bytes.
-# Changing it changes ENTRY_FORMAT (a crawl's keys record the format they were written in).
-ENTRY_FORMAT = 1
+# Entries are ``fplen fp flags deflate(url-rest \0 json)``. The deflate preset dictionary holds
+# the JSON keys of the scheduler's request data and common URL parts, then the entry's own
+# ``scheme://host`` (its host is in the key the entry sits under, so the URL is stored without
+# that prefix and a parent URL on the same host compresses to a back-reference). The request's
+# ``meta["focuscrawl"]["score"]`` is the entry's score: stored once, in the packed score.
+# A 220-byte entry takes about 80 bytes. Changing any of this changes ENTRY_FORMAT (a crawl's
+# keys record the format they were written in).
+ENTRY_FORMAT = 2
 MAX_ENTRY_BYTES = 1 << 20  # a deflate bomb planted in Redis stops here
 _ZDICT = (
     b"http://https://www..com/.org/.html/index.php?id=&page="
@@ -116,28 +120,53 @@ _ZDICT = (
     b'","seed":1,"ex":1},"depth":1,"redirect_urls":["https://'
     b'"]},"eb":"errback","cb":"parse","pr":0,"flags":[],"method":"POST","headers":{}}'
 )
+_SCHEMES = ("", "https://", "http://")  # flags & 3: the URL prefix left out (0: verbatim)
+_SCORE_IN_META = 4  # flags & 4: meta["focuscrawl"]["score"] was the entry's score
 
 
-def encode_entry(url: str, fingerprint: bytes, data: dict[str, Any]) -> bytes:
-    """``fplen fp deflate(url \\0 json)``: plain data, nothing a worker would execute."""
+def _zdict(prefix: str) -> bytes:
+    return _ZDICT + prefix.encode() + b"/"
+
+
+def encode_entry(
+    url: str, fingerprint: bytes, data: dict[str, Any], host: str, score: float
+) -> bytes:
+    """``fplen fp flags deflate(url-rest \\0 json)``: plain data, nothing a worker would execute."""
     if not 8 <= len(fingerprint) <= 255:
         raise ValueError(f"fingerprint must be 8 to 255 bytes, got {len(fingerprint)}")
+    flags, prefix = 0, ""
+    for code, scheme in enumerate(_SCHEMES[1:], 1):
+        if url.startswith(scheme + host):
+            flags, prefix = code, scheme + host
+            break
+    meta = data.get("meta")
+    fc = meta.get("focuscrawl") if isinstance(meta, dict) else None
+    if isinstance(fc, dict) and type(fc.get("score")) is float and fc["score"] == score:
+        data = {
+            **data,
+            "meta": {**meta, "focuscrawl": {k: v for k, v in fc.items() if k != "score"}},
+        }  # type: ignore[dict-item]
+        flags |= _SCORE_IN_META
     body = json.dumps(data, separators=(",", ":")) if data else ""
-    packer = zlib.compressobj(6, zlib.DEFLATED, -15, 9, zdict=_ZDICT)
-    packed = packer.compress(url.encode() + b"\0" + body.encode()) + packer.flush()
-    return bytes([len(fingerprint)]) + fingerprint + packed
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zdict=_zdict(prefix))
+    packed = packer.compress(url[len(prefix) :].encode() + b"\0" + body.encode()) + packer.flush()
+    return bytes([len(fingerprint)]) + fingerprint + bytes([flags]) + packed
 
 
-def decode_entry(rest: bytes, score: float) -> FrontierEntry:
+def decode_entry(rest: bytes, score: float, host: str) -> FrontierEntry:
     n = rest[0]
     fingerprint = rest[1 : 1 + n]
-    unpacker = zlib.decompressobj(-15, zdict=_ZDICT)
-    text = unpacker.decompress(rest[1 + n :], MAX_ENTRY_BYTES)
+    flags = rest[1 + n]
+    prefix = _SCHEMES[flags & 3] + host if flags & 3 else ""
+    unpacker = zlib.decompressobj(-15, zdict=_zdict(prefix))
+    text = unpacker.decompress(rest[2 + n :], MAX_ENTRY_BYTES)
     if unpacker.unconsumed_tail:
         raise ValueError(f"frontier entry inflates past {MAX_ENTRY_BYTES} bytes: not ours")
     url, _, body = text.partition(b"\0")
     data = json.loads(body) if body else {}
-    return FrontierEntry(url=url.decode(), score=score, fingerprint=fingerprint, data=data)
+    if flags & _SCORE_IN_META:
+        data["meta"]["focuscrawl"]["score"] = score
+    return FrontierEntry(url=prefix + url.decode(), score=score, fingerprint=fingerprint, data=data)
 
 
 class RedisFrontier:
@@ -230,8 +259,9 @@ class RedisFrontier:
         score = float(score) + 0.0  # -0.0 → 0.0: packed scores are compared as bytes
         if math.isnan(score):
             raise ValueError(f"score of {url} is NaN")
-        rest = encode_entry(url, fingerprint, data)
-        args = [host_of(url), repr(score), rest, "1" if force else "0", self._offsets(fingerprint)]
+        host = host_of(url)
+        rest = encode_entry(url, fingerprint, data, host, score)
+        args = [host, repr(score), rest, "1" if force else "0", self._offsets(fingerprint)]
         result = self._run("push", args)
         return _RESULTS[result.decode()]
 
@@ -241,11 +271,8 @@ class RedisFrontier:
         def call() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)
             for url, score, fingerprint, data in items:
-                args = [
-                    host_of(url),
-                    repr(float(score) + 0.0),
-                    encode_entry(url, fingerprint, data),
-                ]
+                host, score = host_of(url), float(score) + 0.0
+                args = [host, repr(score), encode_entry(url, fingerprint, data, host, score)]
                 args += ["0", self._offsets(fingerprint)]
                 self._scripts["push"](keys=[], args=self._args(args), client=pipe)
             return pipe.execute()
@@ -272,7 +299,7 @@ class RedisFrontier:
                     continue
                 rest, score8 = found
                 try:
-                    return decode_entry(rest, struct.unpack(">d", score8)[0])
+                    return decode_entry(rest, struct.unpack(">d", score8)[0], host)
                 except (ValueError, zlib.error) as exc:  # not written by us: drop it, go on
                     self.bad_entries += 1
                     logger.error("Dropped an unreadable frontier entry of %s: %s", host, exc)
