@@ -3,7 +3,7 @@
 Every configuration crawls every topic with the crawl's own decisions (:class:`CrawlPolicy`:
 the cosine model, the page partition, the best-first frontier) in-process over the rendered
 Wikispeedia site (:func:`focuscrawl.evaluation.simulate.simulate`), and the table gives the
-target recall at 250/500/1000 pages and the harvest rate at 1000 per topic, the means over the
+target recall and harvest rate at 250/500/1000/2000 pages per topic, the means over the
 topics, and the ratios of the mean recall at 500 to ``bfs`` and ``bestfirst`` of the same run.
 
 A configuration is a strategy with optional overrides of :class:`SharkParams` fields and of
@@ -41,7 +41,7 @@ TOPICS = {
     "British": "subject.History.British_History",
     "African": "subject.Geography.African_Geography",
 }
-CHECKPOINTS = (250, 500, 1000)
+CHECKPOINTS = (250, 500, 1000, 2000)
 
 _state: dict[str, Any] = {}
 
@@ -149,31 +149,40 @@ def _init(pages: int) -> None:
 def table(
     results: dict[tuple[str, str], CrawlMetrics], topics: list[str], configs: list[str]
 ) -> str:
-    """Markdown: one row per config, recall@500 per topic, means and ratios at 500."""
-    means: dict[str, dict[int, float]] = {}
-    for c in configs:
-        means[c] = {
-            n: sum(value(results[t, c], n) for t in topics) / len(topics) for n in CHECKPOINTS
-        }
+    """Markdown: one row per config, recall@500 per topic, mean recall and harvest at every
+    checkpoint, ratios at 500; then recall and harvest at every checkpoint per topic."""
+    checkpoints = [n for n in CHECKPOINTS if any(m.fetched >= n for m in results.values())]
+
+    def mean(c: str, n: int, key: str = "target_recall") -> float:
+        return sum(value(results[t, c], n, key) for t in topics) / len(topics)
+
     head = ["config", *[f"{t} @500" for t in topics]]
-    head += [f"mean @{n}" for n in CHECKPOINTS] + ["harvest @1000", "×bfs @500", "×bestfirst @500"]
+    head += [f"mean @{n}" for n in checkpoints] + [f"harvest @{n}" for n in checkpoints]
+    head += ["×bfs @500", "×bestfirst @500"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in configs:
         row = [f"`{c}`", *[f"{value(results[t, c], 500):.3f}" for t in topics]]
-        row += [f"{means[c][n]:.3f}" for n in CHECKPOINTS]
-        harvest = sum(value(results[t, c], 1000, "harvest_rate") for t in topics) / len(topics)
-        row.append(f"{harvest:.3f}")
+        row += [f"{mean(c, n):.3f}" for n in checkpoints]
+        row += [f"{mean(c, n, 'harvest_rate'):.3f}" for n in checkpoints]
         for base in ("bfs", "bestfirst"):
-            ref = means.get(base, {}).get(500)
-            row.append(f"{means[c][500] / ref:.2f}" if ref else "–")
+            ref = mean(base, 500) if base in configs else 0.0
+            row.append(f"{mean(c, 500) / ref:.2f}" if ref else "–")
         lines.append("| " + " | ".join(row) + " |")
+    cps = " / ".join(str(n) for n in checkpoints)
+    lines += ["", f"| topic | config | recall @{cps} | harvest @{cps} |", "|---|---|---|---|"]
+    for t in topics:
+        for c in configs:
+            m = results[t, c]
+            rec = " / ".join(f"{value(m, n):.3f}" for n in checkpoints)
+            har = " / ".join(f"{value(m, n, 'harvest_rate'):.3f}" for n in checkpoints)
+            lines.append(f"| {t} | `{c}` | {rec} | {har} |")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--topics", default="Birds,Space,Health,Chemistry,British")
-    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--configs", default=";".join(STRATEGIES), help="';'-separated")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="also write the table here")
@@ -210,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             for t, c, metrics, secs in pool.map(run_one, jobs):
                 results[t, c] = metrics
                 cells = " ".join(f"{value(metrics, n):.3f}" for n in CHECKPOINTS)
-                harvest = value(metrics, 1000, "harvest_rate")
+                harvest = value(metrics, args.pages, "harvest_rate")
                 print(f"{t:10s} {c:50s} {cells} harvest {harvest:.3f} ({secs:.0f}s)", flush=True)
     if args.plots:
         for t in topics:

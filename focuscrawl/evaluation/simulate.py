@@ -5,15 +5,20 @@ A thousand Wikispeedia pages take seconds instead of minutes, which makes parame
 possible (``bench/bench_strategies.py``); ``focuscrawl eval`` then confirms the chosen settings
 with real crawls. It fetches in exactly best-first order, with no concurrency: real crawls
 differ a little because several requests are in flight at once.
+
+Like the partition middleware, it marks template links (a target on most pages of its host seen
+so far) with :class:`~focuscrawl.blocks.TemplateLinks` at the middleware's defaults, on a copy
+of the page's links, so that callers may cache :func:`partition`'s pages between crawls.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from focuscrawl.blocks import partition
+from focuscrawl.blocks import Page, TemplateLinks, partition
 from focuscrawl.evaluation.metrics import CrawlMetrics, CrawlRecord, evaluate
 from focuscrawl.evaluation.site import Site
 from focuscrawl.evaluation.topics import EvalTopic
@@ -26,8 +31,20 @@ def _fp(url: str) -> bytes:
     return hashlib.sha1(url.encode()).digest()
 
 
-def simulate(site: Site, topic: EvalTopic, policy: CrawlPolicy, pages: int) -> list[CrawlRecord]:
+def _own_links(page: Page) -> Page:
+    """A shallow copy of ``page`` whose links can be marked without touching ``page``."""
+    return dataclasses.replace(page, links=[dataclasses.replace(lk) for lk in page.links])
+
+
+def simulate(
+    site: Site,
+    topic: EvalTopic,
+    policy: CrawlPolicy,
+    pages: int,
+    template_links: bool = True,
+) -> list[CrawlRecord]:
     """Crawl ``site`` from the topic's seeds for ``pages`` fetches; returns the fetch log."""
+    templates = TemplateLinks() if template_links else None
     frontier = MemoryFrontier()
     frontier.open()
     for url in topic.seeds:
@@ -47,6 +64,9 @@ def simulate(site: Site, topic: EvalTopic, policy: CrawlPolicy, pages: int) -> l
         page = partition(resource.body, entry.url)
         if page.error:
             continue
+        if templates is not None:
+            page = _own_links(page)
+            templates.mark(page)
         judgement = policy.judge(page, entry.data)
         for url, score, child in policy.links(page, entry.url, entry.data, judgement):
             frontier.push(url, score, _fp(url), child)
