@@ -273,3 +273,34 @@ def test_entry_url_and_meta_score_round_trip(redis_url: str, redis_client, url: 
     assert first is not None and second is not None
     assert (first.url, first.data, first.score) == (url, same, 0.5)
     assert (second.url, second.data) == (url + "#2", other)
+
+
+def test_push_many_pushes_then_acks_in_one_call(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """A page's links and its own ack go in one round trip; the results are push's."""
+    f = make(redis_url)
+    push(f, "http://a.test/old", 1.0)
+    assert drain(f) == ["http://a.test/old"]
+    push(f, "http://a.test/page", 0.9)
+    push(f, "http://a.test/queued", 0.5)
+    page = f.pop()
+    assert page is not None and f.in_flight() == 1
+    items = [
+        ("http://a.test/new", 0.3, fp("http://a.test/new"), {"d": 1}),
+        ("http://a.test/queued", 0.1, fp("http://a.test/queued"), {}),
+        ("http://a.test/queued", 0.7, fp("http://a.test/queued"), {}),
+        ("http://a.test/old", 1.0, fp("http://a.test/old"), {}),
+        ("http://a.test/old", 1.0, fp("http://a.test/old"), {}, True),
+    ]
+    results = f.push_many(items, ack=[page.fingerprint])
+    assert results == [
+        PushResult.ADDED, PushResult.QUEUED, PushResult.UPGRADED, PushResult.SEEN, PushResult.ADDED
+    ]  # fmt: skip
+    assert f.in_flight() == 0 and len(f) == 3
+    assert drain(f) == ["http://a.test/old", "http://a.test/queued", "http://a.test/new"]
+    assert f.seen(fp("http://a.test/page"))
+    many = [
+        (f"http://b{i % 7}.test/{i}", i / 600, fp(f"http://b{i % 7}.test/{i}"), {})
+        for i in range(600)
+    ]
+    assert f.push_many(many) == [PushResult.ADDED] * 600  # more than one Lua call's worth
+    assert len(f) == 600

@@ -52,7 +52,7 @@ import math
 import struct
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
@@ -62,6 +62,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 _RESULTS = {r.value: r for r in PushResult}
 HOSTS_PER_PEEK = 32
+PUSH_CHUNK = 256  # pushes per Lua call in push_many
+PushItem = tuple[Any, ...]  # (url, score, fingerprint, data) or (..., force)
 
 
 def load_scripts() -> dict[str, str]:
@@ -256,28 +258,41 @@ class RedisFrontier:
     def push(
         self, url: str, score: float, fingerprint: bytes, data: dict[str, Any], force: bool = False
     ) -> PushResult:
+        result = self._run("push", self._push_args(url, score, fingerprint, data, force))
+        return _RESULTS[result.decode()]
+
+    def push_many(self, items: Sequence[PushItem], ack: Sequence[bytes] = ()) -> list[PushResult]:
+        """Push ``(url, score, fingerprint, data[, force])`` items, then acknowledge the ``ack``
+        fingerprints, all in one round trip (a page's links and its own ack; seeding; benches).
+        The pushes run before the acks: a worker that dies in between loses no link."""
+        chunks: list[list[Any]] = []
+        for start in range(0, len(items), PUSH_CHUNK):
+            args: list[Any] = []
+            for item in items[start : start + PUSH_CHUNK]:
+                args += self._push_args(*item)
+            chunks.append(self._args(args))
+        acks = [self._args([fp[:8], self._offsets(fp)]) for fp in ack]
+
+        def call() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for chunk in chunks:
+                self._scripts["pushmany"](keys=[], args=chunk, client=pipe)
+            for args in acks:
+                self._scripts["ack"](keys=[], args=args, client=pipe)
+            return pipe.execute()
+
+        replies = self._retry(call)[: len(chunks)]
+        return [_RESULTS[r.decode()] for reply in replies for r in reply]
+
+    def _push_args(
+        self, url: str, score: float, fingerprint: bytes, data: dict[str, Any], force: bool = False
+    ) -> list[Any]:
         score = float(score) + 0.0  # -0.0 → 0.0: packed scores are compared as bytes
         if math.isnan(score):
             raise ValueError(f"score of {url} is NaN")
         host = host_of(url)
         rest = encode_entry(url, fingerprint, data, host, score)
-        args = [host, repr(score), rest, "1" if force else "0", self._offsets(fingerprint)]
-        result = self._run("push", args)
-        return _RESULTS[result.decode()]
-
-    def push_many(self, items: list[tuple[str, float, bytes, dict[str, Any]]]) -> list[PushResult]:
-        """Push ``(url, score, fingerprint, data)`` items in one round trip (seeding, benches)."""
-
-        def call() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for url, score, fingerprint, data in items:
-                host, score = host_of(url), float(score) + 0.0
-                args = [host, repr(score), encode_entry(url, fingerprint, data, host, score)]
-                args += ["0", self._offsets(fingerprint)]
-                self._scripts["push"](keys=[], args=self._args(args), client=pipe)
-            return pipe.execute()
-
-        return [_RESULTS[r.decode()] for r in self._retry(call)]
+        return [host, repr(score), rest, "1" if force else "0", self._offsets(fingerprint)]
 
     def pop(self, busy: HostBusy = never_busy) -> FrontierEntry | None:
         self.requeue_expired()

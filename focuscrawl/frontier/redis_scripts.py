@@ -156,25 +156,36 @@ local function split(s)
   return out
 end
 
+local function push_one(host, score, rest, force, offsets)
+  local key, field = idx(fp8_of(rest))
+  local score8 = struct.pack('>d', score)
+  local v = redis.call('HGET', key, field)
+  local result
+  if v and v ~= '' then
+    if struct.unpack('>d', v) >= score then return 'queued' end
+    result = 'upgraded'
+  elseif (v == '' or bloom_all(split(offsets))) and not force then
+    return 'seen'
+  else
+    result = 'added'
+    redis.call('INCR', P .. ':n')
+  end
+  redis.call('HSET', key, field, score8)
+  insert(host, score, rest)
+  return result
+end
+
 --@push
 -- ARGV[4] host, [5] score, [6] rest, [7] force "1"/"0", [8] bloom offsets "k:o,k:o" or ""
-local host, score, rest, force = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7] == '1'
-local key, field = idx(fp8_of(rest))
-local score8 = struct.pack('>d', score)
-local v = redis.call('HGET', key, field)
-local result
-if v and v ~= '' then
-  if struct.unpack('>d', v) >= score then return 'queued' end
-  result = 'upgraded'
-elseif (v == '' or bloom_all(split(ARGV[8]))) and not force then
-  return 'seen'
-else
-  result = 'added'
-  redis.call('INCR', P .. ':n')
+return push_one(ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7] == '1', ARGV[8])
+
+--@pushmany
+-- ARGV[4..] groups of five, as push's ARGV[4..8]; returns the results in order
+local out = {}
+for i = 4, #ARGV, 5 do
+  out[#out + 1] = push_one(ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3] == '1', ARGV[i + 4])
 end
-redis.call('HSET', key, field, score8)
-insert(host, score, rest)
-return result
+return out
 
 --@pop
 -- ARGV[4] host, [5] lease seconds; returns {rest, packed score} of the best live entry

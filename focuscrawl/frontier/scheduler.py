@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
+BATCH = 64  # pushes sent in one round trip at most (batching frontiers)
 
 
 class FocusScheduler(BaseScheduler):
@@ -45,6 +46,9 @@ class FocusScheduler(BaseScheduler):
         self.spider: Spider | None = None
         self._per_host: Counter[str] = Counter()
         self._live: dict[bytes, Request] = {}  # requests whose fields are not JSON-able
+        # a frontier with push_many (Redis) gets new links in batches: sent, with the ack of
+        # the page they came from, in one round trip; flushed before any pop, count or ack
+        self._batch: list[tuple[Request, tuple[Any, ...]]] | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
@@ -70,18 +74,23 @@ class FocusScheduler(BaseScheduler):
         self.spider = spider
         self.frontier = build_frontier(self.crawler.settings, spider.name)
         self.frontier.open()
+        if hasattr(self.frontier, "push_many"):
+            self._batch = []
         if len(self.frontier):
             logger.info("Resuming crawl with %d queued URLs", len(self.frontier))
 
     def close(self, reason: str) -> None:
         if self.frontier is not None:
+            self._flush()
             self.stats.set_value("focuscrawl/frontier/left", len(self.frontier))
             self.frontier.close()
 
     def has_pending_requests(self) -> bool:
+        self._flush()
         return self.frontier is not None and len(self.frontier) > 0
 
     def __len__(self) -> int:
+        self._flush()
         return len(self.frontier) if self.frontier is not None else 0
 
     # -- queue ----------------------------------------------------------------------------
@@ -90,6 +99,7 @@ class FocusScheduler(BaseScheduler):
         parent_fp = request.meta.get(FP_META)
         if parent_fp:
             # a redirect or retry of a popped request: the new request replaces it
+            self._flush()
             self.frontier.ack(bytes.fromhex(parent_fp))
         host = host_of(request.url)
         if self.max_pages_per_host and self._per_host[host] >= self.max_pages_per_host:
@@ -103,20 +113,38 @@ class FocusScheduler(BaseScheduler):
         score = score_of(request)
         try:
             data = encode(request, self.spider)
-            result = self.frontier.push(
-                request.url, score, fingerprint, data, force=request.dont_filter
-            )
         except (TypeError, ValueError):
             # not JSON-able (a callback outside the spider, objects in meta): keep it live
             self._live[fingerprint] = request
-            result = self.frontier.push(
-                request.url, score, fingerprint, {"live": 1}, force=request.dont_filter
-            )
+            data = {"live": 1}
             self.stats.inc_value("focuscrawl/frontier/live_requests")
+        item = (request.url, score, fingerprint, data, request.dont_filter)
+        if self._batch is not None and not parent_fp:
+            self._batch.append((request, item))
+            if len(self._batch) >= BATCH:
+                self._flush()
+            return True  # its outcome (added, upgraded, duplicate) is counted at the flush
+        if self._count(request, self.frontier.push(*item)):
+            return True
+        self._dropped(request)
+        return False
+
+    def _flush(self, ack: tuple[bytes, ...] = ()) -> None:
+        """Send the batched pushes (then ``ack``) in one round trip and count their outcomes."""
+        if not self._batch and not ack:
+            return
+        assert self.frontier is not None
+        batch, self._batch = self._batch or [], [] if self._batch is not None else None
+        results = self.frontier.push_many([item for _, item in batch], ack=ack)  # type: ignore[attr-defined]
+        for (request, _), result in zip(batch, results, strict=True):
+            if not self._count(request, result):
+                self._dropped(request)
+
+    def _count(self, request: Request, result: PushResult) -> bool:
         if result is PushResult.ADDED:
-            self._per_host[host] += 1
-            if pattern:
-                self._per_pattern[pattern] += 1
+            self._per_host[host_of(request.url)] += 1
+            if self.max_pages_per_pattern:
+                self._per_pattern[url_pattern(request.url)] += 1
             self.stats.inc_value("focuscrawl/frontier/enqueued")
             return True
         if result is PushResult.UPGRADED:
@@ -130,13 +158,17 @@ class FocusScheduler(BaseScheduler):
                 request.url,
                 request.meta["redirect_urls"][-3:],
             )
+        return False
+
+    def _dropped(self, request: Request) -> None:
+        """What the engine does when ``enqueue_request`` returns False, for a batched push."""
         self.crawler.signals.send_catch_log(
             signals.request_dropped, request=request, spider=self.spider
         )
-        return False
 
     def next_request(self) -> Request | None:
         assert self.frontier is not None and self.spider is not None
+        self._flush()
         entry = self.frontier.pop(self._busy)
         if entry is None:
             return None
@@ -171,4 +203,7 @@ class FocusScheduler(BaseScheduler):
     def _on_done(self, request: Request, **kwargs: Any) -> None:
         fp = request.meta.get(FP_META)
         if fp and self.frontier is not None:
-            self.frontier.ack(bytes.fromhex(fp))
+            if self._batch is not None:
+                self._flush(ack=(bytes.fromhex(fp),))  # the page's links first, then its ack
+            else:
+                self.frontier.ack(bytes.fromhex(fp))
