@@ -90,3 +90,20 @@ def test_seed_texts_added_by_the_spider_join_the_original_topic():
     wrapper.add_text("heron plumage nest")
     assert {"heron", "plumage", "nest", "bird"} <= model.original.keys()
     assert model.added == {}
+
+
+def test_cosine_counts_each_page_once_and_as_the_token_list_did():
+    from collections import Counter
+
+    from focuscrawl.relevance.cosine import CosineModel, token_counts
+    from focuscrawl.text import tokens
+
+    pages = [p for ps in _pages().values() for p in ps]
+    odd = "The owl's nest — an OWL, a heron; x y 3d _a naïve-ly ’quoted’ 12 of-the"
+    for text in [odd] + [p.main_text for p in pages[:20]]:
+        assert token_counts(text) == Counter(tokens(text))
+    reused, fresh = CosineModel(["bird"]), CosineModel(["bird"])
+    for page in pages:
+        reused.observe(page, reused.score_page(page))  # observe reuses score_page's counts
+        fresh.observe(page, 0.0)
+    assert reused.dfs.df == fresh.dfs.df and reused.dfs.n_docs == fresh.dfs.n_docs

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 
 import numpy as np
 import pytest
 
 from focuscrawl.blocks.partition import partition
 from focuscrawl.relevance import ModelFileError, PageScorer, RelevanceModel, train
+from focuscrawl.relevance.features import page_terms
 from tests.relevance_pages import web
 
 
@@ -129,3 +131,34 @@ def test_score_page_and_observe_follow_the_page_scorer_protocol(pages):
     assert 0.0 <= model.score_text("heron nest") <= 1.0
     assert model.score_text("heron nest plumage") > model.score_text("stock bond dividend")
     assert np.isfinite(model.scale)
+
+
+def test_fast_page_scoring_equals_the_term_count_path(pages):
+    """``score_page`` (numpy, fastscore.py) == ``score_page_terms`` (page_terms + dict)."""
+    positives, unlabeled, test_pos, test_neg = _split(pages)
+    model = train(positives, unlabeled=unlabeled, keywords=["birds"])
+    odd = [
+        # punctuation, digits and quotes at word ends, case, internal punctuation
+        "<html><head><title>HERON, heron; “Heron”</title></head><body><h1>Owl's nest!</h1>"
+        "<p>(bird) bird. BIRD 1999 birds— e-mail u.s.a. 3heron heron3 ... -- ''</p>"
+        "<ul><li><a href='/a'>Nest</a></li><li><a href='/b'>feather, wing</a></li></ul></body></html>",
+        # other scripts, non-breaking and ideographic spaces, combining marks, final sigma
+        "<html><body><p>ΟΔΟΣ οδός\u00a0heron\u3000nest İstanbul naïve cafe\u0301 鳥 bird\u2029egg</p>"
+        "</body></html>",
+        "<html><body><p>   </p></body></html>",
+        "<html><body><p>1234 5678 !!! ---</p></body></html>",
+    ]
+    sample = test_pos + test_neg + [(f"http://x.test/odd{i}", h) for i, h in enumerate(odd)]
+    checked = 0
+    for url, html in sample:
+        page = partition(html, url)
+        fast, slow = model.score_page(page), model.score_page_terms(page)
+        assert abs(fast - slow) <= 1e-9, (url, fast, slow)
+        decision = model._fast.decision_page(page)
+        reference = model.decision_terms(page_terms(page, model.field_weights))
+        if math.isinf(reference):
+            assert decision == reference
+        else:
+            assert abs(decision - reference) <= 1e-9
+            checked += 1
+    assert checked >= len(test_pos) + len(test_neg) + 2  # the two odd pages with words

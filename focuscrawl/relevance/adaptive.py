@@ -21,7 +21,6 @@ from collections.abc import Iterable, Mapping
 from focuscrawl.blocks.model import Page
 from focuscrawl.relevance import rules
 from focuscrawl.relevance.cosine import CosineModel
-from focuscrawl.text import tokens
 
 
 class AdaptiveCosineModel(CosineModel):
@@ -61,7 +60,7 @@ class AdaptiveCosineModel(CosineModel):
 
     def observe(self, page: Page, relevance: float) -> None:
         super().observe(page, relevance)
-        self.observe_terms(tokens(page.main_text or page.text), relevance)
+        self.observe_terms(list(self._main_counts(page)), relevance)  # distinct terms suffice
 
     def observe_terms(self, terms: list[str], relevance: float) -> None:
         """Feed one page's tokens (the page has been scored ``relevance``)."""

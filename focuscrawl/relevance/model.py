@@ -27,6 +27,7 @@ from focuscrawl.blocks.model import Page
 from focuscrawl.blocks.partition import partition
 from focuscrawl.relevance import rules
 from focuscrawl.relevance.cosine import CosineModel
+from focuscrawl.relevance.fastscore import FastLinearScorer
 from focuscrawl.relevance.features import LinearTermScorer, TermCounts, page_terms, text_terms
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,7 @@ class RelevanceModel:
             if kind == "cosine"
             else LinearTermScorer(self.vocabulary, self.idf, self.coef, self.intercept)
         )
+        self._fast: FastLinearScorer | None = None  # built on the first page scored
 
     # --- scoring ---------------------------------------------------------------------------
     def decision_terms(self, terms: TermCounts) -> float:
@@ -107,6 +109,21 @@ class RelevanceModel:
         return self._calibrate(self._scorer.decision(terms)) if terms else 0.0
 
     def score_page(self, page: Page) -> float:
+        """The page's score (numpy path of :mod:`focuscrawl.relevance.fastscore`; equal to
+        :meth:`score_page_terms` up to floating-point summation order)."""
+        if self.cosine is not None:
+            return self.cosine.score_page(page)
+        if self._fast is None:
+            self._fast = FastLinearScorer(
+                self.vocabulary, self.idf, self.coef, self.intercept, self.field_weights
+            )
+        decision = self._fast.decision_page(page)
+        if decision is None:
+            return self.score_page_terms(page)
+        return self._calibrate(decision)
+
+    def score_page_terms(self, page: Page) -> float:
+        """The page's score through its term counts (the reference for the fast path)."""
         if self.cosine is not None:
             return self.cosine.score_page(page)
         return self.score_terms(page_terms(page, self.field_weights))
