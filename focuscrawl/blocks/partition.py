@@ -13,7 +13,12 @@ from focuscrawl.blocks.classify import classify
 from focuscrawl.blocks.css import parse_sheets
 from focuscrawl.blocks.decode import decode_html, is_binary
 from focuscrawl.blocks.model import Block, Link, Page
-from focuscrawl.blocks.segment import walk
+from focuscrawl.blocks.segment import Segment, Walk, walk
+
+try:
+    from focuscrawl.blocks._cwalk import assemble as _compiled_assemble
+except ImportError:
+    _compiled_assemble = None
 
 logger = logging.getLogger(__name__)
 
@@ -141,8 +146,24 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
     sheets = [s.text for s in root.iter("style") if s.text]
     w = walk(root, parse_sheets(sheets), max(0, levels))
     kinds = classify(w)
-    words = w.words
     resolve = _resolver(page.base_url)
+    if _compiled_assemble is not None and w.segments and type(w.segments[0]) is not Segment:
+        # a compiled walk: its segments are _cwalk.Segment, read by the compiled assembly
+        _compiled_assemble(page, w, kinds, resolve, window, Block, Link, rules.HEADING_TAGS,
+                           _alt_text, rules.WEIGHT_NOISE)  # fmt: skip
+    else:
+        _assemble(page, w, kinds, resolve, window)
+    # Break the walk's only reference cycles (frame <-> children, segment <-> its links): then
+    # reference counting frees the walk at once and the cyclic collector finds nothing to do.
+    for frame in w.frames:
+        frame.children.clear()
+    for seg in w.segments:
+        seg.links.clear()
+
+
+def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, window: int) -> None:  # type: ignore[no-untyped-def]
+    """Blocks and links of ``page`` from the walk and its kinds (``_cwalk.assemble`` compiled)."""
+    words = w.words
     block_of: dict[int, int] = {}
     for seg, (kind, weight) in zip(w.segments, kinds, strict=True):
         if seg.w1 == seg.w0 and not seg.links:
@@ -192,12 +213,6 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
         else:
             link = Link(absolute, anchor, context, -1, "noise", noise_weight, True, raw.nofollow)
         out_links.append(link)
-    # Break the walk's only reference cycles (frame <-> children, segment <-> its links): then
-    # reference counting frees the walk at once and the cyclic collector finds nothing to do.
-    for frame in w.frames:
-        frame.children.clear()
-    for seg in w.segments:
-        seg.links.clear()
 
 
 def _alt_text(el: etree._Element) -> str:

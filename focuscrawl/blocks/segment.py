@@ -15,6 +15,7 @@ start and one end event per element. It keeps:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -167,8 +168,8 @@ def _attr_info(cls: str, el_id: str) -> tuple[float, bool, tuple[str, ...]]:
     return info
 
 
-def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C901
-    """Segment the tree under ``root`` (see the module docstring)."""
+def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C901
+    """Segment the tree under ``root`` (see the module docstring): the reference walk."""
     out = Walk()
     frames, segments, links, words = out.frames, out.segments, out.links, out.words
     block_tags, skip_tags, break_tags = rules.BLOCK_TAGS, rules.SKIP_TAGS, rules.BREAK_TAGS
@@ -358,3 +359,11 @@ def walk(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C
                 else:
                     add_text(tail)
     return out
+
+
+try:  # the same walk compiled (_cwalk.pyx, built by ``pip install -e .`` when a compiler is there)
+    from focuscrawl.blocks._cwalk import walk as compiled_walk
+except ImportError:  # no compiled module: the pure-Python walk, same output
+    compiled_walk = None
+
+walk: Callable[[etree._Element, StyleRules, int], Walk] = compiled_walk or walk_python

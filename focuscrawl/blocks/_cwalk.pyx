@@ -1,0 +1,556 @@
+# cython: language_level=3, boundscheck=False, cdivision=True
+"""The walk of :mod:`focuscrawl.blocks.segment`, compiled: the same rules over libxml2's tree.
+
+``segment.walk_python`` is the reference; this module must give the same frames, segments,
+links and words on every page (``tests/test_blocks_cwalk.py`` checks it on the corpora). It
+reads the tree lxml parsed through lxml's public C API (``etreepublic.pxd``): element names,
+attributes (``attributeValue``), ``text``/``tail`` (``textOf``/``tailOf``) exactly as lxml
+reports them, but without one Python-level event, property call and string per element:
+whitespace-only text is recognised on the C string, and only the attributes the rules read are
+turned into Python strings.
+"""
+
+from libc.stdlib cimport free, realloc
+from libc.string cimport strcmp
+
+cimport lxml.includes.etreepublic as cetree
+from lxml.includes cimport tree
+from lxml.includes.tree cimport const_xmlChar, xmlAttr, xmlNode
+
+from focuscrawl.blocks import rules
+from focuscrawl.blocks import segment as _py
+
+cetree.import_lxml__etree()
+
+cdef enum:
+    F_SKIP = 1
+    F_BLOCK = 2
+    F_BREAK = 4
+    F_NOISE = 8
+    F_COUNTED = 16
+    F_LINK = 32
+
+
+cdef dict _TAG_FLAGS = {}
+
+
+cdef int _tag_flags(str tag):
+    cdef object hit = _TAG_FLAGS.get(tag)
+    if hit is not None:
+        return <int>hit
+    cdef int flags = 0
+    if tag in rules.SKIP_TAGS:
+        flags |= F_SKIP
+    if tag in rules.BLOCK_TAGS:
+        flags |= F_BLOCK
+    if tag in rules.BREAK_TAGS:
+        flags |= F_BREAK
+    if tag in rules.NOISE_SECTION_TAGS:
+        flags |= F_NOISE
+    if tag in rules.COUNTED_TAGS:
+        flags |= F_COUNTED
+    if tag == "a" or tag == "area" or tag == "frame":
+        flags |= F_LINK
+    if len(_TAG_FLAGS) < 10_000:
+        _TAG_FLAGS[tag] = flags
+    return flags
+
+
+cdef class Frame:
+    """An open (then closed) block element and its subtree totals (see ``segment.Frame``)."""
+
+    cdef public str tag
+    cdef public Py_ssize_t pre, post, depth
+    cdef public Frame parent
+    cdef public list children
+    cdef public double weight, score
+    cdef public bint hidden, unlikely, noise, leaf, candidate, removed
+    cdef public Py_ssize_t chars, link_chars, commas, n_p, n_img, n_li, n_input, n_embed
+
+    def __init__(self, str tag, Py_ssize_t pre, Frame parent, double weight):
+        self.tag = tag
+        self.pre = pre
+        self.post = pre
+        self.parent = parent
+        self.children = []
+        self.weight = weight
+        self.leaf = True
+
+
+cdef class Segment:
+    """A run of inline text (a block of the page) owned by one frame."""
+
+    cdef public Frame frame
+    cdef public Py_ssize_t w0, w1, chars, link_chars, commas
+    cdef public list links
+    cdef public Py_ssize_t block  # id of its Block once assembled, -1 when it makes none
+
+    def __init__(self, Frame frame, Py_ssize_t w0):
+        self.frame = frame
+        self.w0 = w0
+        self.w1 = w0
+        self.links = []
+        self.block = -1
+
+
+cdef class RawLink:
+    cdef public str href
+    cdef public object el
+    cdef public Py_ssize_t w0, w1
+    cdef public list agg
+    cdef public Segment segment
+    cdef public bint nofollow
+
+
+cdef inline bint _is_text(xmlNode* c) noexcept nogil:
+    return c.type == tree.XML_TEXT_NODE or c.type == tree.XML_CDATA_SECTION_NODE
+
+
+cdef inline xmlNode* _text_or_skip(xmlNode* c) noexcept nogil:
+    # lxml's _textNodeOrSkip: a run of text nodes, XInclude markers skipped
+    while c is not NULL:
+        if _is_text(c):
+            return c
+        if c.type == tree.XML_XINCLUDE_START or c.type == tree.XML_XINCLUDE_END:
+            c = c.next
+        else:
+            return NULL
+    return NULL
+
+
+cdef int _text_state(xmlNode* c) noexcept nogil:
+    """0: no text (None or ""), 1: ASCII whitespace only, 2: anything else."""
+    cdef const unsigned char* s
+    cdef bint any_char = False
+    c = _text_or_skip(c)
+    while c is not NULL:
+        s = <const unsigned char*>c.content
+        if s is not NULL:
+            while s[0] != 0:
+                if s[0] == 32 or (9 <= s[0] <= 13):
+                    any_char = True
+                else:
+                    return 2
+                s += 1
+        c = _text_or_skip(c.next)
+    return 1 if any_char else 0
+
+
+cdef inline bint _is_element(xmlNode* c) noexcept nogil:
+    # lxml's _isElement: what iterwalk visits
+    return (c.type == tree.XML_ELEMENT_NODE or c.type == tree.XML_COMMENT_NODE
+            or c.type == tree.XML_ENTITY_REF_NODE or c.type == tree.XML_PI_NODE)
+
+
+cdef inline xmlNode* _first_element(xmlNode* c) noexcept nogil:
+    c = c.children
+    while c is not NULL and not _is_element(c):
+        c = c.next
+    return c
+
+
+cdef inline xmlNode* _next_element(xmlNode* c) noexcept nogil:
+    c = c.next
+    while c is not NULL and not _is_element(c):
+        c = c.next
+    return c
+
+
+cdef class _Walker:
+    cdef list frames, segments, links, words, fstack, lstack
+    cdef dict spans
+    cdef Segment seg
+    cdef bint glue
+    cdef int in_link
+    cdef Py_ssize_t* starts  # start word of every open element
+    cdef int* flags  # tag flags of every open element
+    cdef Py_ssize_t n_starts, cap_starts
+
+    def __cinit__(self):
+        self.frames = []
+        self.segments = []
+        self.links = []
+        self.words = []
+        self.fstack = []
+        self.lstack = []
+        self.spans = {}
+        self.seg = None
+        self.glue = False
+        self.in_link = 0
+        self.starts = NULL
+        self.flags = NULL
+        self.n_starts = 0
+        self.cap_starts = 0
+
+    def __dealloc__(self):
+        free(self.starts)
+        free(self.flags)
+
+    cdef int push_start(self, Py_ssize_t value, int flags) except -1:
+        cdef Py_ssize_t* grown
+        cdef int* grown_flags
+        cdef Py_ssize_t cap
+        if self.n_starts == self.cap_starts:
+            cap = self.cap_starts * 2 + 64
+            grown = <Py_ssize_t*>realloc(self.starts, cap * sizeof(Py_ssize_t))
+            if grown is NULL:
+                raise MemoryError()
+            self.starts = grown
+            grown_flags = <int*>realloc(self.flags, cap * sizeof(int))
+            if grown_flags is NULL:
+                raise MemoryError()
+            self.flags = grown_flags
+            self.cap_starts = cap
+        self.starts[self.n_starts] = value
+        self.flags[self.n_starts] = flags
+        self.n_starts += 1
+        return 0
+
+    cdef Segment new_segment(self):
+        cdef Segment seg = Segment(<Frame>self.fstack[-1], len(self.words))
+        self.segments.append(seg)
+        self.seg = seg
+        return seg
+
+    cdef int add_text(self, str text) except -1:
+        cdef list ws = text.split()
+        cdef list words = self.words
+        cdef Segment seg
+        cdef Frame frame
+        cdef Py_ssize_t n, commas
+        if not ws:
+            self.glue = False
+            return 0
+        seg = self.seg
+        if seg is None:
+            seg = self.new_segment()
+        if self.glue and not text[0].isspace() and seg.w1 > seg.w0:
+            words[-1] += ws[0]
+            del ws[0]
+        words.extend(ws)
+        seg.w1 = len(words)
+        n = len(text)
+        commas = text.count(",")
+        frame = seg.frame
+        seg.chars += n
+        frame.chars += n
+        seg.commas += commas
+        frame.commas += commas
+        if self.in_link:
+            seg.link_chars += n
+            frame.link_chars += n
+        self.glue = not text[-1].isspace()
+        return 0
+
+    cdef int start(self, xmlNode* c, str tag, int flags, cetree._Document doc, object css,
+                   bint use_css, object css_tags, object css_classes, object css_ids,
+                   Py_ssize_t levels) except -1:
+        cdef xmlAttr* attr
+        cdef const char* name
+        cdef object cls = None, el_id = None, style = None, href = None, src = None, rel = None
+        cdef bint hidden = False, unlikely = False, sidebar = False, h, sb
+        cdef double weight = 0.0
+        cdef tuple classes = ()
+        cdef object info
+        cdef Frame frame, parent
+        cdef Py_ssize_t at
+        cdef list agg
+        cdef RawLink link
+        cdef str text
+        cdef int state
+        cdef object key
+        cdef list fstack = self.fstack
+        attr = c.properties
+        while attr is not NULL:
+            if attr.ns is NULL or attr.ns.href is NULL:
+                name = <const char*>attr.name
+                if strcmp(name, "class") == 0:
+                    cls = cetree.attributeValue(c, attr)
+                elif strcmp(name, "href") == 0:
+                    href = cetree.attributeValue(c, attr)
+                elif strcmp(name, "id") == 0:
+                    el_id = cetree.attributeValue(c, attr)
+                elif strcmp(name, "style") == 0:
+                    style = cetree.attributeValue(c, attr)
+                elif strcmp(name, "rel") == 0:
+                    rel = cetree.attributeValue(c, attr)
+                elif strcmp(name, "src") == 0:
+                    src = cetree.attributeValue(c, attr)
+                elif strcmp(name, "hidden") == 0:
+                    hidden = True
+                elif strcmp(name, "aria-hidden") == 0:
+                    if cetree.attributeValue(c, attr) == "true":
+                        hidden = True
+            attr = attr.next
+        if cls or el_id:
+            key = (cls or "", el_id or "")
+            info = _py._pair_cache.get(key)
+            if info is None:
+                info = _py._attr_info(cls or "", el_id or "")
+            weight = info[0]
+            unlikely = info[1]
+            classes = info[2]
+        if style:
+            hidden = hidden or _HIDDEN_SEARCH(style) is not None
+            sidebar = _SIDEBAR_SEARCH(style) is not None
+        if use_css and (
+            tag in css_tags
+            or (el_id and el_id in css_ids)
+            or (classes and not css_classes.isdisjoint(classes))
+        ):
+            h, sb = css.cues(tag, classes, el_id)
+            hidden = hidden or h
+            sidebar = sidebar or sb
+        if sidebar:
+            weight += _SIDEBAR_STYLE_WEIGHT
+        parent = <Frame>fstack[-1] if fstack else None
+        if (flags & F_COUNTED) and parent is not None:
+            if tag == "p":
+                parent.n_p += 1
+            elif tag == "img":
+                parent.n_img += 1
+            elif tag == "li":
+                parent.n_li += 1
+            elif tag == "input":
+                parent.n_input += 1
+            else:
+                parent.n_embed += 1
+        if (flags & F_BLOCK) or hidden or unlikely or not fstack:
+            frame = _new_frame(tag, len(self.frames), parent, weight)
+            if parent is not None:
+                parent.leaf = False
+                parent.children.append(frame)
+                frame.hidden = hidden or parent.hidden
+                frame.unlikely = (unlikely and tag != "body") or parent.unlikely
+                frame.noise = (flags & F_NOISE) != 0 or parent.noise
+            else:
+                frame.hidden = hidden
+            frame.depth = self.n_starts
+            self.frames.append(frame)
+            fstack.append(frame)
+            self.seg = None
+            self.glue = False
+        elif flags & F_BREAK:
+            self.glue = False
+        if flags & F_LINK:
+            if tag == "frame":
+                href = src
+            if href:
+                at = self.n_starts - 1 - levels
+                if at < 0:
+                    at = 0
+                agg = self.spans.get(at)
+                if agg is None:
+                    agg = [self.starts[at], 0]
+                    self.spans[at] = agg
+                link = RawLink.__new__(RawLink)
+                link.href = href
+                link.el = cetree.elementFactory(doc, c)
+                link.w0 = len(self.words)
+                link.w1 = link.w0
+                link.agg = agg
+                link.nofollow = rel is not None and "nofollow" in rel
+                if self.seg is None:
+                    self.new_segment()
+                link.segment = self.seg
+                self.seg.links.append(link)
+                self.links.append(link)
+                self.lstack.append(link)
+                self.in_link += 1
+            else:
+                self.lstack.append(None)
+        state = _text_state(c.children)
+        if state == 1:
+            self.glue = False
+        elif state == 2:
+            text = cetree.textOf(c)
+            if text.isspace():
+                self.glue = False
+            else:
+                self.add_text(text)
+        return 0
+
+    cdef int end(self, xmlNode* c, bint is_tag, int flags) except -1:
+        cdef object span
+        cdef object link
+        cdef Frame frame, parent
+        cdef list fstack = self.fstack
+        cdef int state
+        cdef str tail
+        self.n_starts -= 1
+        if self.spans:
+            span = self.spans.pop(self.n_starts, None)
+            if span is not None:
+                (<list>span)[1] = len(self.words)
+        if is_tag:
+            if (flags & F_LINK) and self.lstack:
+                link = self.lstack.pop()
+                if link is not None:
+                    self.in_link -= 1
+                    (<RawLink>link).w1 = len(self.words)
+            if fstack and (<Frame>fstack[-1]).depth == self.n_starts + 1:
+                frame = <Frame>fstack.pop()
+                frame.post = len(self.frames) - 1
+                parent = frame.parent
+                if parent is not None and not frame.hidden:
+                    parent.chars += frame.chars
+                    parent.link_chars += frame.link_chars
+                    parent.commas += frame.commas
+                    parent.n_p += frame.n_p
+                    parent.n_img += frame.n_img
+                    parent.n_li += frame.n_li
+                    parent.n_input += frame.n_input
+                    parent.n_embed += frame.n_embed
+                self.seg = None
+                self.glue = False
+            elif flags & F_BREAK:
+                self.glue = False
+        if fstack:
+            state = _text_state(c.next)
+            if state == 1:
+                self.glue = False
+            elif state == 2:
+                tail = cetree.tailOf(c)
+                if tail.isspace():
+                    self.glue = False
+                else:
+                    self.add_text(tail)
+        return 0
+
+
+_HIDDEN_SEARCH = rules.HIDDEN_STYLE_RE.search
+_SIDEBAR_SEARCH = rules.SIDEBAR_STYLE_RE.search
+cdef double _SIDEBAR_STYLE_WEIGHT = rules.SIDEBAR_STYLE_WEIGHT
+
+
+cdef Frame _new_frame(str tag, Py_ssize_t pre, Frame parent, double weight):
+    cdef Frame f = Frame.__new__(Frame)
+    f.tag = tag
+    f.pre = pre
+    f.post = pre
+    f.parent = parent
+    f.children = []
+    f.weight = weight
+    f.leaf = True
+    return f
+
+
+def walk(root, css, Py_ssize_t levels):
+    """Segment the tree under ``root``: what ``segment.walk_python`` returns, compiled."""
+    cdef cetree._Element el = <cetree._Element?>root
+    cdef cetree._Document doc = el._doc
+    cdef xmlNode* top = el._c_node
+    cdef xmlNode* c = top
+    cdef xmlNode* nxt
+    cdef _Walker w = _Walker()
+    cdef bint use_css = bool(css)
+    cdef object css_tags = css.hidden_tags
+    cdef object css_classes = css.hidden_classes | css.sidebar_classes
+    cdef object css_ids = css.hidden_ids | css.sidebar_ids
+    cdef str tag
+    cdef int flags
+    while True:
+        # start event of c; comments, PIs and skipped tags are not descended into
+        if c.type == tree.XML_ELEMENT_NODE:
+            tag = cetree.namespacedName(c)
+            flags = _tag_flags(tag)
+            w.push_start(len(w.words), flags)
+            if not (flags & F_SKIP):
+                w.start(c, tag, flags, doc, css, use_css, css_tags, css_classes, css_ids, levels)
+                nxt = _first_element(c)
+                if nxt is not NULL:
+                    c = nxt
+                    continue
+        else:
+            w.push_start(len(w.words), 0)
+        # no children to visit: end events up to the next sibling
+        while True:
+            w.end(c, c.type == tree.XML_ELEMENT_NODE, w.flags[w.n_starts - 1])
+            if c is top:
+                return _py.Walk(w.frames, w.segments, w.links, w.words, [])
+            nxt = _next_element(c)
+            if nxt is not NULL:
+                c = nxt
+                break
+            c = c.parent
+
+
+def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link_cls,
+             heading_tags, alt_text, double noise_weight):
+    """``partition._assemble`` compiled: blocks and links of ``page`` from a walk and its kinds."""
+    cdef list words = walk.words
+    cdef list segments = walk.segments
+    cdef list blocks = page.blocks
+    cdef list headings = page.headings
+    cdef list out_links = page.links
+    cdef dict cache = resolve.cache
+    cdef Segment seg
+    cdef RawLink raw
+    cdef Py_ssize_t i, n = len(segments), a0, a1, n0, n1, bid
+    cdef tuple kw
+    cdef str kind, text, href, absolute, anchor, context
+    cdef object block, link, weight
+    cdef list before, after
+    if len(kinds) != n:
+        raise ValueError("one kind per segment")
+    for i in range(n):
+        seg = <Segment>segments[i]
+        if seg.w1 == seg.w0 and not seg.links:
+            continue
+        kw = <tuple>kinds[i]
+        kind = kw[0]
+        weight = kw[1]
+        text = " ".join(words[seg.w0 : seg.w1])
+        block = block_cls.__new__(block_cls)
+        block.id = len(blocks)
+        block.kind = kind
+        block.text = text
+        block.weight = weight
+        block.tag = seg.frame.tag
+        block.links = []
+        seg.block = len(blocks)
+        blocks.append(block)
+        if text and not seg.frame.hidden and seg.frame.tag in heading_tags:
+            headings.append(text)
+    for raw in walk.links:
+        href = raw.href
+        absolute = cache.get(href)
+        if absolute is None:
+            absolute = resolve(href)
+        if not absolute:
+            continue
+        a0 = raw.w0
+        a1 = raw.w1
+        anchor = " ".join(words[a0:a1]) if a1 > a0 else alt_text(raw.el)
+        if window > 0:
+            n0 = raw.agg[0]
+            n1 = raw.agg[1]
+            before = words[max(n0, a0 - window) : a0]
+            after = words[a1 : min(n1, a1 + window)]
+            if before and after:
+                context = " ".join(before) + " " + " ".join(after)
+            else:
+                context = " ".join(before or after)
+        else:
+            context = ""
+        bid = raw.segment.block if raw.segment is not None else -1
+        link = link_cls.__new__(link_cls)
+        link.url = absolute
+        link.anchor = anchor
+        link.context = context
+        link.nofollow = raw.nofollow
+        link.template = False
+        if bid >= 0:
+            block = blocks[bid]
+            kind = block.kind
+            link.block_id = bid
+            link.block_kind = kind
+            link.block_weight = block.weight
+            link.noise = kind == "noise"
+            block.links.append(link)
+        else:
+            link.block_id = -1
+            link.block_kind = "noise"
+            link.block_weight = noise_weight
+            link.noise = True
+        out_links.append(link)

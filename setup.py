@@ -1,0 +1,52 @@
+"""Build the optional compiled page walk (focuscrawl/blocks/_cwalk.pyx); metadata is in pyproject.toml.
+
+``pip install -e .`` compiles it with Cython against lxml's public C API (both come from
+``[build-system] requires``). Without a compiler, Cython or lxml's headers the install still
+succeeds and ``focuscrawl.blocks`` runs its pure-Python walk, which gives the same pages.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class OptionalBuildExt(build_ext):
+    """A failed compile is a warning, not a failed install: the pure-Python walk remains."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # noqa: BLE001 - any build failure falls back to Python
+            print(
+                f"focuscrawl: compiled walk not built ({exc}); using pure Python", file=sys.stderr
+            )
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception as exc:  # noqa: BLE001
+            print(f"focuscrawl: {ext.name} not built ({exc}); using pure Python", file=sys.stderr)
+
+
+def extensions() -> list[Extension]:
+    try:
+        import lxml
+        from Cython.Build import cythonize
+    except ImportError:
+        return []
+    ext = Extension(
+        "focuscrawl.blocks._cwalk",
+        ["focuscrawl/blocks/_cwalk.pyx"],
+        include_dirs=lxml.get_include(),
+    )
+    try:
+        return cythonize([ext], language_level=3, quiet=True)
+    except Exception as exc:  # noqa: BLE001 - e.g. a Cython too old for the source
+        print(f"focuscrawl: cythonize failed ({exc}); using pure Python", file=sys.stderr)
+        return []
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -1,0 +1,126 @@
+"""The compiled walk (``_cwalk.pyx``) gives the same Page as the pure-Python walk.
+
+``pip install -e .`` builds it (setup.py); CI must have it, so its absence fails here unless
+``FOCUSCRAWL_PURE_PYTHON=1`` says a pure-Python install is meant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from focuscrawl.blocks import Page, segment
+from focuscrawl.blocks import evaluate as ev
+
+partition_module = importlib.import_module(
+    "focuscrawl.blocks.partition"
+)  # the module, not the function
+
+compiled = segment.compiled_walk
+
+
+def test_compiled_walk_is_built() -> None:
+    if os.environ.get("FOCUSCRAWL_PURE_PYTHON") == "1":
+        pytest.skip("FOCUSCRAWL_PURE_PYTHON=1: pure-Python install")
+    assert compiled is not None, "focuscrawl/blocks/_cwalk.pyx not built: pip install -e ."
+    assert segment.walk is compiled
+
+
+needs_compiled = pytest.mark.skipif(compiled is None, reason="compiled walk not built")
+
+
+def _dump(page: Page) -> Any:
+    def link(x: Any) -> tuple[Any, ...]:
+        return tuple(getattr(x, name) for name in x.__slots__)
+
+    blocks = [(b.id, b.kind, b.text, b.weight, b.tag, [link(x) for x in b.links])
+              for b in page.blocks]  # fmt: skip
+    return (page.title, page.base_url, page.error, page.headings, blocks,
+            [link(x) for x in page.links])  # fmt: skip
+
+
+def _both(html: str | bytes, url: str, **kw: Any) -> tuple[Any, Any]:
+    fast = _dump(partition_module.partition(html, url, **kw))
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(partition_module, "walk", segment.walk_python)
+        slow = _dump(partition_module.partition(html, url, **kw))
+    return fast, slow
+
+
+CASES = [
+    "",
+    "<p>one</p>",
+    "<html><body><div class='content'><p>Some text, with commas, and words.</p>"
+    "<p>More <a href='/x'>link</a> text<b>glued</b>on.</p></div>"
+    "<nav><a href='/a'>A</a> <a href='/b'>B</a></nav></body></html>",
+    "<style>.ad{display:none} #side{float:left} aside.promo{position:fixed}</style>"
+    "<div class='ad'>hidden ad <a href='http://ads.example/'>x</a></div>"
+    "<div id='side'>menu <a href='/m'>m</a></div><p class='promo'>p</p>",
+    "<div style='display:none'>h</div><div hidden>h2</div><div aria-hidden=true>h3</div>",
+    "<a href='/img'><img alt='An image' src='x.png'></a><a href='/t' title=' Title  here '></a>",
+    "<frameset><frame src='/f1'><frame src='http://o.example/f2'></frameset>",
+    "<map><area href='/area' alt='x'></map><a href='javascript:void(0)'>js</a>"
+    "<a href='#top'>top</a><a href='mailto:x@y'>m</a><a rel='nofollow' href='/nf'>nf</a>",
+    "<base href='http://other.example/dir/'><a href='rel/page'>r</a>",
+    "<table><tr><td>cell one, two</td><td><a href='/c'>cell link</a></td></tr></table>",
+    "<ul><li>a<li>b<li><a href='/l'>l</a></ul><select><option>o1<option>o2</select>tail",
+    "<p>x<!-- c -->y<script>var a = '<b>';</script>z<?pi x?>w</p>",
+    "<p>caf\u00e9 \u00a0 na\u00efve\u2003wide\u3000space \u4e2d\u6587</p><p>\x1c\x1d</p>",
+    "<svg><a href='/in-svg'>s</a></svg><math><mi>x</mi></math>text<br>after",
+    "<div>" * 300 + "deep <a href='/deep'>d</a>" + "</div>" * 300,
+    "<p>" + "word " * 2000 + "</p>" + "<a href='/n{0}'>n{0}</a>" * 50,
+    "<fb:like href='/fb'>ns</fb:like><o:p>office</o:p>",
+    b"\xef\xbb\xbf<p>bom page <a href='/b'>b</a></p>",
+    b"<meta charset='iso-8859-1'><p>caf\xe9</p>",
+]
+
+
+@needs_compiled
+@pytest.mark.parametrize("html", CASES, ids=range(len(CASES)))
+def test_hand_made_pages_are_identical(html: str | bytes) -> None:
+    fast, slow = _both(html, "http://example.org/a/b")
+    assert fast == slow
+
+
+@needs_compiled
+@pytest.mark.parametrize("levels,window", [(0, 20), (1, 5), (3, 0), (50, 100)])
+def test_context_parameters_are_identical(levels: int, window: int) -> None:
+    fast, slow = _both(CASES[2] + CASES[9], "http://example.org/",
+                       context_levels=levels, context_words=window)  # fmt: skip
+    assert fast == slow
+
+
+TAGS = ["div", "p", "a", "table", "td", "ul", "li", "span", "nav", "b", "script", "style",
+        "frame", "base", "br", "img", "svg", "h2", "aside", "option"]  # fmt: skip
+_fragment = st.one_of(
+    st.sampled_from(TAGS).map(lambda t: f"<{t}>"),
+    st.sampled_from(TAGS).map(lambda t: f"</{t}>"),
+    st.sampled_from(['<a href="/x">', '<a href="', '" class="nav">', ' class="content">',
+                     ' style="display:none">', ' id="sidebar">', "<!--", "-->", "&amp;", ",",
+                     " ", "\n", "\u00a0", '<img alt="pic">', '<div style="float:left">']),
+    st.text(max_size=12),
+)  # fmt: skip
+
+
+@needs_compiled
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_fragment, max_size=60).map("".join))
+def test_random_markup_is_identical(html: str) -> None:
+    fast, slow = _both(html, "http://example.org/a/b")
+    assert fast == slow
+
+
+@needs_compiled
+@pytest.mark.corpus
+@pytest.mark.parametrize("corpus", sorted(ev.CORPORA))
+def test_corpus_pages_are_identical(corpora: Path, corpus: str) -> None:
+    for case in islice(ev.CORPORA[corpus](corpora), 25):
+        fast, slow = _both(case.html, case.url)
+        assert fast == slow, case.name
