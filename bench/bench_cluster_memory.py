@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -91,78 +92,93 @@ class _Spider:
         pass
 
 
-def bench_scrapy_redis(server: Server, n: int, hosts: int) -> tuple[float, float]:
+Prepared = list[tuple[str, str, bytes, bytes]]  # host, repr(score), entry, fingerprint
+
+
+def bench_scrapy_redis(
+    queue_server: Server, seen_server: Server, n: int, hosts: int
+) -> tuple[float, float, Prepared]:
+    """scrapy-redis's queue and dupefilter, filled in one pass over the workload (one server
+    each, so one ``Request`` per URL serves both), and our entries prepared from the same
+    requests for :func:`bench_focuscrawl`."""
     from scrapy import Request
     from scrapy.utils.request import RequestFingerprinter
     from scrapy_redis.queue import PriorityQueue
 
-    spider = _Spider()
-    queue = PriorityQueue(server.client, spider, "topical:requests")
-    fingerprinter = RequestFingerprinter()
-    server.client.flushall()
-    base = server.used()
-    pipe = server.client.pipeline(transaction=False)
-    for k, (url, score, meta) in enumerate(workload(n, hosts), 1):
-        request = Request(url, errback=spider.errback, meta=meta, priority=int(score * 1000))
-        # what PriorityQueue.push does, batched: ZADD key -priority pickled-request
-        pipe.zadd(queue.key, {queue._encode_request(request): -request.priority})
-        if k % BATCH == 0:
-            pipe.execute()
-    pipe.execute()
-    queued = (server.used() - base) / n
-    server.client.flushall()
-    base = server.used()
-    for k, (url, _score, meta) in enumerate(workload(n, hosts), 1):
-        # RFPDupeFilter.request_seen: SADD key hex-fingerprint
-        pipe.sadd("topical:dupefilter", fingerprinter.fingerprint(Request(url, meta=meta)).hex())
-        if k % BATCH == 0:
-            pipe.execute()
-    pipe.execute()
-    seen = (server.used() - base) / n
-    server.client.flushall()
-    return queued, seen
-
-
-def bench_focuscrawl(server: Server, n: int, hosts: int, bloom: float) -> tuple[float, float]:
-    from scrapy import Request
-
-    from focuscrawl.frontier.redis import RedisFrontier
+    from focuscrawl.frontier.base import host_of
+    from focuscrawl.frontier.redis import encode_entry
     from focuscrawl.frontier.requests import encode
 
     spider = _Spider()
+    queue = PriorityQueue(queue_server.client, spider, "topical:requests")
+    fingerprinter = RequestFingerprinter()
+    for server in (queue_server, seen_server):
+        server.client.flushall()
+    base_q, base_s = queue_server.used(), seen_server.used()
+    pipe_q = queue_server.client.pipeline(transaction=False)
+    pipe_s = seen_server.client.pipeline(transaction=False)
+    prepared: Prepared = []
+    for k, (url, score, meta) in enumerate(workload(n, hosts), 1):
+        request = Request(url, errback=spider.errback, meta=meta, priority=int(score * 1000))
+        # what PriorityQueue.push does, batched: ZADD key -priority pickled-request
+        pipe_q.zadd(queue.key, {queue._encode_request(request): -request.priority})
+        # RFPDupeFilter.request_seen: SADD key hex-fingerprint
+        pipe_s.sadd("topical:dupefilter", fingerprinter.fingerprint(request).hex())
+        # ours: the scheduler's data of the same request (its integer priority is scrapy-redis's
+        # score; focuscrawl keeps the float score instead)
+        data = encode(request, spider)  # type: ignore[arg-type]
+        data.pop("pr", None)
+        host = host_of(url)
+        fp = hashlib.sha1(url.encode()).digest()
+        prepared.append((host, repr(score), encode_entry(url, fp, data, host, score), fp))
+        if k % BATCH == 0:
+            pipe_q.execute()
+            pipe_s.execute()
+    pipe_q.execute()
+    pipe_s.execute()
+    queued = (queue_server.used() - base_q) / n
+    seen = (seen_server.used() - base_s) / n
+    for server in (queue_server, seen_server):
+        server.client.flushall()
+    return queued, seen, prepared
+
+
+def bench_focuscrawl(server: Server, prepared: Prepared, bloom: float) -> tuple[float, float]:
+    """Push every prepared entry (as ``RedisFrontier.push_many`` does), then pop and ack every
+    one (as workers do, pipelined per host)."""
+    from focuscrawl.frontier.redis import PUSH_CHUNK, RedisFrontier
+
+    n = len(prepared)
     server.client.flushall()
     base = server.used()
     frontier = RedisFrontier(server.url, "focuscrawl:topical", capacity=n, bloom_error_rate=bloom)
     frontier.open()
-    items = []
-    for url, score, meta in workload(n, hosts):
-        request = Request(url, errback=spider.errback, meta=meta)
-        fp = hashlib.sha1(url.encode()).digest()
-        items.append((url, score, fp, encode(request, spider)))  # type: ignore[arg-type]
-        if len(items) == BATCH:
-            frontier.push_many(items)
-            items.clear()
-    frontier.push_many(items)
+    sha = {name: script.sha for name, script in frontier._scripts.items()}
+    for name in ("pushmany", "pop", "ack"):
+        server.client.script_load(frontier._scripts[name].script)
+    for start in range(0, n, BATCH):
+        pipe = server.client.pipeline(transaction=False)
+        for chunk in range(start, min(start + BATCH, n), PUSH_CHUNK):
+            args: list[object] = []
+            for host, score, rest, fp in prepared[chunk : min(chunk + PUSH_CHUNK, n)]:
+                args += [host, score, rest, "0", frontier._offsets(fp)]
+            pipe.evalsha(sha["pushmany"], 0, *frontier._args(args))
+        pipe.execute()
     assert len(frontier) == n, len(frontier)
     queued = (server.used() - base) / n
-    # fetch everything: pop + ack per host, pipelined
-    host_counts: dict[str, int] = {}
-    for url, _s, _m in workload(n, hosts):
-        host = url.split("/")[2]
-        host_counts[host] = host_counts.get(host, 0) + 1
+    host_counts = Counter(host for host, _, _, _ in prepared)
     for host, count in host_counts.items():
         done = 0
         while done < count:
             pipe = server.client.pipeline(transaction=False)
             k = min(BATCH // 2, count - done)
             for _ in range(k):
-                frontier._scripts["pop"](keys=[], args=frontier._args([host, "300"]), client=pipe)
+                pipe.evalsha(sha["pop"], 0, *frontier._args([host, "300"]))
             popped = pipe.execute()
             pipe = server.client.pipeline(transaction=False)
             for rest, _score8 in popped:
                 fp = rest[1:21]
-                args = frontier._args([fp[:8], frontier._offsets(fp)])
-                frontier._scripts["ack"](keys=[], args=args, client=pipe)
+                pipe.evalsha(sha["ack"], 0, *frontier._args([fp[:8], frontier._offsets(fp)]))
             pipe.execute()
             done += k
     assert len(frontier) == 0 and frontier.in_flight() == 0
@@ -176,28 +192,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--urls", type=int, default=1_000_000)
     parser.add_argument("--hosts", type=int, default=1000)
+    parser.add_argument(
+        "--no-bloom", dest="bloom", action="store_false", help="skip the Bloom-filter run"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    server = Server()
+    server, other = Server(), Server()
     try:
         t0 = time.perf_counter()
-        their_q, their_s = bench_scrapy_redis(server, args.urls, args.hosts)
+        their_q, their_s, prepared = bench_scrapy_redis(server, other, args.urls, args.hosts)
+        other.stop()
         t1 = time.perf_counter()
-        our_q, our_s = bench_focuscrawl(server, args.urls, args.hosts, 0.0)
+        our_q, our_s = bench_focuscrawl(server, prepared, 0.0)
         t2 = time.perf_counter()
-        bloom_q, bloom_s = bench_focuscrawl(server, args.urls, args.hosts, 0.01)
+        bloom_q, bloom_s = bench_focuscrawl(server, prepared, 0.01) if args.bloom else (0.0, 0.0)
         t3 = time.perf_counter()
     finally:
         server.stop()
+        other.stop()
     n, h = args.urls, args.hosts
     print(f"Redis memory per URL, {n:,} URLs on {h:,} hosts (used_memory delta / URLs)")
     print(f"{'':38} {'queued':>9} {'seen':>9}   {'ratio q':>7} {'ratio s':>7}")
     print(f"{'scrapy-redis (pickle zset, hex set)':38} {their_q:9.1f} {their_s:9.1f}   "
           f"{1:7.2f} {1:7.2f}  ({t1 - t0:.0f}s)")  # fmt: skip
-    for name, q, s, t in (
-        ("focuscrawl exact (index incl. in q)", our_q, our_s, t2 - t1),
-        ("focuscrawl Bloom 1% (index incl.)", bloom_q, bloom_s, t3 - t2),
-    ):
+    runs = [("focuscrawl exact (index incl. in q)", our_q, our_s, t2 - t1)]
+    if args.bloom:
+        runs.append(("focuscrawl Bloom 1% (index incl.)", bloom_q, bloom_s, t3 - t2))
+    for name, q, s, t in runs:
         print(f"{name:38} {q:9.1f} {s:9.1f}   {q / their_q:7.2f} {s / their_s:7.2f}  ({t:.0f}s)")
     print(f"scrapy-redis queued incl. its dupefilter entry: {their_q + their_s:.1f} bytes "
           f"(focuscrawl exact {our_q / (their_q + their_s):.2f} of it)")  # fmt: skip
