@@ -1,7 +1,7 @@
 """Relevance classifiers on Wikispeedia: cosine (baseline, best threshold) vs SVM with true
 negatives vs PU-SVM vs PU ensemble; PSO vs BWPSO; topic drift; per-page cost against lxml.
 
-    .venv/bin/python bench/bench_classifiers.py [--parts table,pso,drift,speed]
+    .venv/bin/python bench/bench_classifiers.py [--parts table,pso,drift,speed,retrain,crawlstall]
         [--categories Birds,Chemistry] [--out FILE]
 """
 
@@ -19,7 +19,12 @@ from focuscrawl.relevance.report import run_all
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--parts", default="table,pso,drift,speed,retrain")
+    p.add_argument(
+        "--parts",
+        default="table,pso,drift,speed,retrain,crawlstall",
+        help="table, pso, drift, speed (CPU ms/page vs lxml), retrain (simulated stall), "
+        "crawlstall (reactor lag of a real test-web crawl with and without online retraining)",
+    )
     p.add_argument("--out", type=Path, default=None, help="also write the Markdown here")
     p.add_argument("--no-cache", action="store_true", help="re-render and re-partition")
     p.add_argument("--seed", type=int, default=0)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import time
+
 import pytest
 from scrapy.exceptions import DropItem
 from scrapy.utils.test import get_crawler
@@ -56,3 +58,31 @@ def test_items_without_relevance_pass_untouched():
     item = {"url": "u"}
     assert pipe.process_item(item) == {"url": "u"}
     assert stats.get_value("focuscrawl/harvest/exported") is None
+
+
+def test_reactor_lag_stats_split_the_ticks_while_a_model_retrains():
+    from focuscrawl.pipelines.relevance_timing import ReactorLag
+
+    class Model:
+        retraining = False
+        retrains = 1
+        failures = 0
+        worker_deaths = 0
+        max_fit_seconds = 2.5
+
+    model = Model()
+    crawler = get_crawler()
+    lag = ReactorLag(crawler.stats, lambda: model)
+    for late_s, busy in ((0.0, False), (0.2, True), (0.07, True)):
+        model.retraining = busy
+        lag._expected = time.monotonic() - late_s  # the tick runs late_s after it was due
+        lag._tick()
+    lag.stop()
+    stats = crawler.stats
+    assert stats.get_value("focuscrawl/reactor/ticks") == 3
+    assert stats.get_value("focuscrawl/reactor/ticks_retraining") == 2
+    assert stats.get_value("focuscrawl/reactor/lag_over_50ms_retraining") == 2
+    assert stats.get_value("focuscrawl/reactor/lag_max_ms") >= 200
+    assert stats.get_value("focuscrawl/relevance/retrains") == 1
+    assert stats.get_value("focuscrawl/relevance/retrain_fit_seconds") == 2.5
+    assert stats.get_value("focuscrawl/relevance/retrain_failures") is None

@@ -5,6 +5,8 @@ sure every item carries ``relevance`` (a float in [0, 1]) and ``relevant`` (``re
 the model's threshold, else ``FOCUSCRAWL_RELEVANCE_THRESHOLD``), counts
 ``focuscrawl/harvest/exported`` and ``focuscrawl/harvest/dropped_irrelevant``, and drops
 irrelevant items from the export when ``FOCUSCRAWL_EXPORT_IRRELEVANT`` is false.
+While the spider runs it also measures the reactor's lag (the crawl thread's stalls, e.g. while
+a model retrains online) as ``focuscrawl/reactor/*`` stats (:mod:`.relevance_timing`).
 An item whose ``relevance`` is missing or not a number is kept, marked irrelevant, and counted
 in ``focuscrawl/harvest/bad_relevance``.
 """
@@ -17,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
+
+from focuscrawl.pipelines.relevance_timing import ReactorLag
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -38,6 +42,19 @@ class RelevancePipeline:
         self.threshold = threshold
         self.export_irrelevant = export_irrelevant
         self.crawler = crawler
+        self.lag: ReactorLag | None = None
+
+    def _model(self) -> Any:
+        return getattr(getattr(self.crawler, "spider", None), "model", None)
+
+    def open_spider(self, spider: Spider | None = None) -> None:
+        self.lag = ReactorLag(self.stats, self._model)
+        self.lag.start()
+
+    def close_spider(self, spider: Spider | None = None) -> None:
+        if self.lag is not None:
+            self.lag.stop()
+            self.lag = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RelevancePipeline:

@@ -24,6 +24,9 @@ from focuscrawl.relevance.train import MIN_UNLABELED, train_pu
 
 log = logging.getLogger(__name__)
 
+CONFIDENT_FACTOR = 1.5
+CONFIDENT_MAX = 0.9
+
 
 class RetrainingModel:
     def __init__(
@@ -32,7 +35,7 @@ class RetrainingModel:
         keywords: Sequence[str] = (),
         *,
         every: int = 500,
-        confident: float = 0.8,
+        confident: float | None = None,
         window: int = 5000,
         min_positives: int = 5,
     ) -> None:
@@ -53,6 +56,29 @@ class RetrainingModel:
     @property
     def threshold(self) -> float:  # type: ignore[override]
         return self.model.threshold
+
+    @threshold.setter
+    def threshold(self, value: float) -> None:
+        # the crawl's auto threshold (calibrated on the seed pages) applies to the current
+        # model; a retrained model brings its own calibrated threshold
+        self.model.threshold = value
+
+    @property
+    def retraining(self) -> bool:
+        """True while a retrain is running."""
+        return self._future is not None and not self._future.done()
+
+    @property
+    def max_fit_seconds(self) -> float:
+        return self.last_fit_seconds
+
+    def confident_score(self) -> float:
+        """A page at least this relevant is a positive: ``confident`` when given, else
+        ``CONFIDENT_FACTOR`` × the current model's threshold (cosine scores of on-topic pages
+        are far below 0.8), at most ``CONFIDENT_MAX``."""
+        if self.confident is not None:
+            return self.confident
+        return min(CONFIDENT_MAX, CONFIDENT_FACTOR * self.model.threshold)
 
     def _swap(self) -> None:
         fut = self._future
@@ -84,7 +110,7 @@ class RetrainingModel:
         terms = page_terms(page)
         if not terms:
             return
-        (self.positives if relevance >= self.confident else self.unlabeled).append(terms)
+        (self.positives if relevance >= self.confident_score() else self.unlabeled).append(terms)
         self.seen += 1
         if self.seen % self.every == 0:
             self.start_retrain()

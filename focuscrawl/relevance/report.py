@@ -41,12 +41,21 @@ def run_all(
     pso_seeds: int = 10,
     speed_pages: int = 300,
 ) -> str:
+    sections: list[str] = []
+    if "crawlstall" in parts:  # a crawl of the test web: needs no corpus
+        sections.append(
+            "## Online retraining in a real crawl: the reactor's lag (crawl stats)\n\n"
+            + crawl_stall()
+        )
+    if not set(parts) & {"table", "pso", "drift", "speed", "retrain"}:
+        return "\n\n".join(sections)
     t0 = time.perf_counter()
     corpus = ev.load_corpus(root, cache_dir)
-    sections = [
+    sections.insert(
+        0,
         f"corpus: {len(corpus.names)} Wikispeedia articles rendered by `{corpus.source}` "
-        f"and partitioned by `focuscrawl.blocks.partition` ({time.perf_counter() - t0:.0f}s)"
-    ]
+        f"and partitioned by `focuscrawl.blocks.partition` ({time.perf_counter() - t0:.0f}s)",
+    )
     if "table" in parts:
         chosen = {
             c: k for c, k in ev.CATEGORIES.items() if not categories or _picked(c, categories)
@@ -106,3 +115,56 @@ def speed_section(root: Path, corpus: ev.Corpus, n: int, seed: int) -> str:
     rows = ex.speed(html, {"pu-ensemble (RelevanceModel)": model, "cosine": cosine})
     kb = np.mean([len(h) for _, h in html]) / 1024
     return f"{len(html)} rendered pages, mean {kb:.1f} KiB of HTML\n\n" + markdown(rows)
+
+
+CRAWL_STALL_STATS = (
+    "response_received_count",
+    "elapsed_time_seconds",
+    "focuscrawl/reactor/lag_max_ms",
+    "focuscrawl/reactor/lag_p99_ms",
+    "focuscrawl/reactor/lag_over_50ms",
+    "focuscrawl/reactor/lag_max_ms_retraining",
+    "focuscrawl/reactor/lag_p99_ms_retraining",
+    "focuscrawl/reactor/lag_mean_ms_retraining",
+    "focuscrawl/reactor/lag_over_50ms_retraining",
+    "focuscrawl/reactor/ticks_retraining",
+    "focuscrawl/relevance/retrains",
+    "focuscrawl/relevance/retrain_failures",
+    "focuscrawl/relevance/retrain_fit_seconds",
+)
+
+
+def crawl_stall(pages: int = 3000, every: int = 1000, corpus: str = "synthetic") -> str:
+    """A real crawl of the local test web (``scrapy crawl topical``), without and with online
+    retraining every ``every`` pages; the reactor-lag stats the crawl records itself."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from focuscrawl.evaluation.testweb import TestWebProcess
+
+    rows = []
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+    project = Path(__file__).resolve().parents[2]
+    with TestWebProcess(corpus=corpus) as web, tempfile.TemporaryDirectory() as tmp:
+        name, seeds = next(iter(web.seeds.items()))
+        topic = Path(tmp) / "topic.toml"
+        topic.write_text(f'name = "{name}"\nkeywords = ["{name}"]\nseeds = {json.dumps(seeds)}\n')
+        for retrain in (0, every):
+            stats_path = Path(tmp) / f"stats{retrain}.json"
+            cmd = [
+                sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic}",
+                "-s", "LOG_LEVEL=WARNING", "-s", "TELNETCONSOLE_ENABLED=False",
+                "-s", f"CLOSESPIDER_PAGECOUNT={pages}",
+                "-s", f"FOCUSCRAWL_RETRAIN_EVERY={retrain}",
+                "-s", f"FOCUSCRAWL_STATS_FILE={stats_path}",
+                "-s", f"FOCUSCRAWL_DATA_DIR={tmp}/data{retrain}",
+            ]  # fmt: skip
+            subprocess.run(cmd, check=True, env=env, cwd=project, timeout=1800)
+            stats = json.loads(stats_path.read_text())
+            rows.append({"retrain every": retrain or "off"} | {
+                k.removeprefix("focuscrawl/"): stats.get(k, "–") for k in CRAWL_STALL_STATS
+            })  # fmt: skip
+    return f"{corpus} test web, topic {name!r}, {pages} pages\n\n" + markdown(rows)

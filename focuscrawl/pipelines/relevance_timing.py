@@ -1,0 +1,105 @@
+"""How long the crawl thread stalls: the reactor's lag, measured in the crawl itself.
+
+A call scheduled every ``interval`` seconds runs late by exactly the time the reactor spent
+in other work (parsing a page, scoring it, swapping in a retrained model, a thread holding
+the GIL): that lateness is the longest time nothing could be fetched. :class:`ReactorLag`
+records it as crawl stats, separately for the time an online retrain is running
+(``RetrainingModel.retraining``):
+
+* ``focuscrawl/reactor/lag_max_ms``, ``…/lag_p99_ms``, ``…/lag_mean_ms``,
+  ``focuscrawl/reactor/lag_over_50ms`` (ticks that ran 50 ms or more late),
+  ``focuscrawl/reactor/ticks``;
+* the same with ``_retraining`` appended, over the ticks while a retrain was running;
+* ``focuscrawl/relevance/retrains``, ``…/retrain_failures``, ``…/retrain_worker_deaths``,
+  ``…/retrain_fit_seconds`` (the longest fit), read from the model when the spider closes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy.statscollectors import StatsCollector
+
+STALL_MS = 50.0
+
+
+class _Lag:
+    __slots__ = ("count", "max", "over", "total", "values")
+
+    def __init__(self) -> None:
+        self.values: list[float] = []  # 100 a second: small for any crawl of hours
+        self.count = 0
+        self.total = 0.0
+        self.max = 0.0
+        self.over = 0
+
+    def add(self, ms: float) -> None:
+        self.count += 1
+        self.values.append(ms)
+        self.total += ms
+        if ms > self.max:
+            self.max = ms
+        if ms >= STALL_MS:
+            self.over += 1
+
+
+class ReactorLag:
+    """Tick every ``interval`` seconds on the reactor; lateness of each tick in ms."""
+
+    def __init__(
+        self,
+        stats: StatsCollector,
+        model: Callable[[], Any],
+        interval: float = 0.01,
+    ) -> None:
+        self.stats = stats
+        self.model = model  # the crawl's current model (a callable: the spider builds it late)
+        self.interval = interval
+        self.all = _Lag()
+        self.retraining = _Lag()
+        self._loop: Any = None
+        self._expected = 0.0
+
+    def start(self) -> None:
+        from twisted.internet import task
+
+        self._loop = task.LoopingCall(self._tick)
+        self._expected = time.monotonic() + self.interval
+        self._loop.start(self.interval, now=False)
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        ms = max(0.0, (now - self._expected) * 1000)
+        self._expected = now + self.interval
+        self.all.add(ms)
+        if getattr(self.model(), "retraining", False):
+            self.retraining.add(ms)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._loop.running:
+            self._loop.stop()
+        self._loop = None
+        for suffix, lag in (("", self.all), ("_retraining", self.retraining)):
+            if not lag.count:
+                continue
+            self.stats.set_value(f"focuscrawl/reactor/lag_max_ms{suffix}", round(lag.max, 1))
+            self.stats.set_value(
+                f"focuscrawl/reactor/lag_mean_ms{suffix}", round(lag.total / lag.count, 2)
+            )
+            p99 = sorted(lag.values)[min(lag.count - 1, int(0.99 * lag.count))]
+            self.stats.set_value(f"focuscrawl/reactor/lag_p99_ms{suffix}", round(p99, 1))
+            self.stats.set_value(f"focuscrawl/reactor/lag_over_50ms{suffix}", lag.over)
+            self.stats.set_value(f"focuscrawl/reactor/ticks{suffix}", lag.count)
+        model = self.model()
+        for attr, name in (
+            ("retrains", "retrains"),
+            ("failures", "retrain_failures"),
+            ("worker_deaths", "retrain_worker_deaths"),
+            ("max_fit_seconds", "retrain_fit_seconds"),
+        ):
+            value = getattr(model, attr, None)
+            if isinstance(value, int | float) and (value or attr == "retrains"):
+                self.stats.set_value(f"focuscrawl/relevance/{name}", round(value, 3))
