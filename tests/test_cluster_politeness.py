@@ -68,3 +68,24 @@ def test_slots_of_a_dead_worker_free_themselves(redis_url: str, redis_client) ->
     assert live.in_use("h.test") == 1
     dead.close()
     live.close()
+
+
+def test_busy_answers_from_memory_within_its_ttl(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """With busy_ttl, busy() is a cached answer for other workers' changes; its own acquire and
+    release refresh it at once."""
+    a = HostGate(redis_url, "fctest:pol", concurrency=1, busy_ttl=3600.0)
+    b = HostGate(redis_url, "fctest:pol", concurrency=1)
+    a.open()
+    b.open()
+    assert not a.busy("h.test")
+    assert b.acquire("h.test", "b1") == 0.0
+    assert not a.busy("h.test")  # cached: b's slot is not seen for busy_ttl
+    assert a.acquire("h.test", "a1") > 0  # but acquire enforces the limit
+    assert a.busy("h.test")  # acquire dropped the cached answer
+    b.release("h.test", "b1")
+    assert a.busy("h.test")
+    assert a.acquire("h.test", "a1") == 0.0
+    a.release("h.test", "a1")
+    assert not a.busy("h.test")
+    a.close()
+    b.close()

@@ -304,3 +304,32 @@ def test_push_many_pushes_then_acks_in_one_call(redis_url: str, redis_client) ->
     ]
     assert f.push_many(many) == [PushResult.ADDED] * 600  # more than one Lua call's worth
     assert len(f) == 600
+
+
+def test_push_many_reloads_scripts_a_restarted_redis_lost(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    f = make(redis_url)
+    push(f, "http://a.test/1", 0.5)
+    redis_client.script_flush()  # what a restart does to loaded scripts
+    assert f.push_many([("http://a.test/2", 0.7, fp("http://a.test/2"), {})]) == [PushResult.ADDED]
+    assert drain(f) == ["http://a.test/2", "http://a.test/1"]
+
+
+def test_pop_scans_past_busy_hosts_beyond_one_reply(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """40 hosts (more than one reply names), all but the worst busy: popped from the worst,
+    busy asked once per host and pop; then the top host again once nothing is busy."""
+    f = make(redis_url)
+    for i in range(40):
+        push(f, f"http://h{i}.test/", 1.0 - i / 100)
+    asked: list[str] = []
+
+    def busy(host: str) -> bool:
+        asked.append(host)
+        return host != "h39.test"
+
+    entry = f.pop(busy)
+    assert entry is not None and entry.url == "http://h39.test/"
+    assert sorted(asked) == sorted(f"h{i}.test" for i in range(40))
+    asked.clear()
+    entry = f.pop(busy)  # h39 has nothing left: every host is busy
+    assert entry is None and len(asked) == 39
+    assert [e.url for e in iter(f.pop, None)][:2] == ["http://h0.test/", "http://h1.test/"]

@@ -55,6 +55,7 @@ class ClusterPolitenessMiddleware:
             delay=s.getfloat("FOCUSCRAWL_CLUSTER_HOST_DELAY") or s.getfloat("DOWNLOAD_DELAY"),
             max_delay=s.getfloat("FOCUSCRAWL_CLUSTER_MAX_CRAWL_DELAY"),
             hold=s.getfloat("DOWNLOAD_TIMEOUT") + 30.0,
+            busy_ttl=0.05,  # the scheduler asks before every pop: one round trip per 50 ms
         )
         mw = cls(crawler, gate, s.get("USER_AGENT") or "*")
         crawler.signals.connect(mw.spider_opened, signals.spider_opened)

@@ -13,6 +13,7 @@ Keys (``P`` = the crawl's prefix): ``P:pol:a:<host>`` zset token → slot deadli
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 _PRELUDE = """
@@ -62,6 +63,7 @@ class HostGate:
         max_delay: float = 30.0,
         hold: float = 210.0,
         full_wait: float = 0.05,
+        busy_ttl: float = 0.0,
     ) -> None:
         self.url = url
         self.prefix = prefix
@@ -70,6 +72,10 @@ class HostGate:
         self.max_delay = max_delay
         self.hold = hold  # a slot not released within this many seconds frees itself
         self.full_wait = full_wait  # poll interval while every slot of a host is taken
+        # busy() answers from memory for this long (the scheduler asks for every pop; acquire
+        # still enforces the limits, so a stale "not busy" only makes one request wait)
+        self.busy_ttl = busy_ttl
+        self._busy_cache: dict[str, tuple[float, bool]] = {}
         self._client: Any = None
         self._acquire: Any = None
         self._busy: Any = None
@@ -91,15 +97,27 @@ class HostGate:
 
     def acquire(self, host: str, token: str) -> float:
         """Take a slot of ``host`` for ``token``: 0.0 when taken, else seconds to wait first."""
+        self._busy_cache.pop(host, None)
         wait = float(self._acquire(keys=[], args=[*self._args(host), token]))
         return self.full_wait if wait < 0 else max(wait, 0.001) if wait > 0 else 0.0
 
     def release(self, host: str, token: str) -> None:
+        self._busy_cache.pop(host, None)
         self._client.zrem(f"{self.prefix}:pol:a:{host}", token)
 
     def busy(self, host: str) -> bool:
         """True when a new request to ``host`` would have to wait (for the scheduler's pop)."""
-        return bool(self._busy(keys=[], args=self._args(host)))
+        if self.busy_ttl <= 0:
+            return bool(self._busy(keys=[], args=self._args(host)))
+        now = time.monotonic()
+        cached = self._busy_cache.get(host)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        if len(self._busy_cache) > 10_000:
+            self._busy_cache.clear()
+        answer = bool(self._busy(keys=[], args=self._args(host)))
+        self._busy_cache[host] = (now + self.busy_ttl, answer)
+        return answer
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         seconds = min(max(seconds, 0.0), self.max_delay)

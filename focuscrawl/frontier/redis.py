@@ -61,7 +61,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _RESULTS = {r.value: r for r in PushResult}
-HOSTS_PER_PEEK = 32
+HOSTS_PER_PEEK = 16  # hosts a pop reply names (the top ones, or those to ask busy about)
 PUSH_CHUNK = 256  # pushes per Lua call in push_many
 PushItem = tuple[Any, ...]  # (url, score, fingerprint, data) or (..., force)
 
@@ -199,6 +199,7 @@ class RedisFrontier:
         self._bucket_bits = 0
         self._bloom: tuple[int, int] | None = None
         self._next_requeue = 0.0
+        self._top_hosts: list[str] = []  # the hosts at the top after the last pop
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str) -> RedisFrontier:
@@ -276,12 +277,12 @@ class RedisFrontier:
         def call() -> list[Any]:
             pipe = self._client.pipeline(transaction=False)
             for chunk in chunks:
-                self._scripts["pushmany"](keys=[], args=chunk, client=pipe)
+                pipe.evalsha(self._scripts["pushmany"].sha, 0, *chunk)
             for args in acks:
-                self._scripts["ack"](keys=[], args=args, client=pipe)
+                pipe.evalsha(self._scripts["ack"].sha, 0, *args)
             return pipe.execute()
 
-        replies = self._retry(call)[: len(chunks)]
+        replies = self._retry(self._loading_scripts(call))[: len(chunks)]
         return [_RESULTS[r.decode()] for reply in replies for r in reply]
 
     def _push_args(
@@ -295,32 +296,36 @@ class RedisFrontier:
         return [host, repr(score), rest, "1" if force else "0", self._offsets(fingerprint)]
 
     def pop(self, busy: HostBusy = never_busy) -> FrontierEntry | None:
+        """The best entry of a host that is not ``busy``, in one round trip when the hosts
+        at the top are those of the previous pop (``busy`` is asked, in order, about the hosts
+        before the first free one; Redis scans past the busy ones and pops)."""
         self.requeue_expired()
-        start = 0
+        known: dict[str, bool] = {}
+        ask = self._top_hosts
         while True:
-            members = self._retry(
-                lambda s=start: self._client.zrange(
-                    f"{self.prefix}:hosts", s, s + HOSTS_PER_PEEK - 1
-                )
-            )
-            if not members:
+            for host in ask:
+                if host not in known:
+                    known[host] = busy(host)
+                    if not known[host]:
+                        break
+            args: list[Any] = [repr(self.lease), HOSTS_PER_PEEK]
+            for host, is_busy in known.items():
+                args += [host, "1" if is_busy else "0"]
+            reply = self._run("popbest", args)
+            if not reply:
                 return None
-            for member in members:
-                host = member[5:].decode()
-                if busy(host):
-                    continue
-                found = self._run("pop", [host, repr(self.lease)])
-                if not found:
-                    continue
-                rest, score8 = found
-                try:
-                    return decode_entry(rest, struct.unpack(">d", score8)[0], host)
-                except (ValueError, zlib.error) as exc:  # not written by us: drop it, go on
-                    self.bad_entries += 1
-                    logger.error("Dropped an unreadable frontier entry of %s: %s", host, exc)
-                    self._run("ack", [rest[1:9], ""])
-                    return self.pop(busy)
-            start += len(members)
+            if reply[0] == b"?":
+                ask = [h.decode() for h in reply[1:]]
+                continue
+            host, rest, score8 = reply[1].decode(), reply[2], reply[3]
+            self._top_hosts = [h.decode() for h in reply[4:]]
+            try:
+                return decode_entry(rest, struct.unpack(">d", score8)[0], host)
+            except (ValueError, zlib.error) as exc:  # not written by us: drop it, go on
+                self.bad_entries += 1
+                logger.error("Dropped an unreadable frontier entry of %s: %s", host, exc)
+                self._run("ack", [rest[1:9], ""])
+                return self.pop(busy)
 
     def ack(self, fingerprint: bytes) -> None:
         self._run("ack", [fingerprint[:8], self._offsets(fingerprint)])
@@ -359,6 +364,22 @@ class RedisFrontier:
 
     def _args(self, args: list[Any]) -> list[Any]:
         return [self.prefix, self._bucket_bits, self.head_size, *args]
+
+    def _loading_scripts(self, call: Callable[[], T]) -> Callable[[], T]:
+        """``call`` (a pipeline of EVALSHAs: redis-py's own script pipelining asks Redis
+        ``SCRIPT EXISTS`` first, one more round trip each time), loading the scripts into a
+        Redis that lost them (a restart) and running it again."""
+        import redis
+
+        def run() -> T:
+            try:
+                return call()
+            except redis.exceptions.NoScriptError:
+                for script in self._scripts.values():
+                    self._client.script_load(script.script)
+                return call()
+
+        return run
 
     def _run(self, name: str, args: list[Any]) -> Any:
         full = self._args(args)

@@ -150,6 +150,42 @@ local function mark_seen(key, field, offsets)
   end
 end
 
+-- pop the best live entry of host into the in-flight set; returns {rest, packed score} or nil
+local function pop_host(host, lease)
+  local head = P .. ':h:' .. host
+  while true do
+    local top = redis.call('ZPOPMIN', head)
+    if #top == 0 then
+      update_top(host)  -- refills the head from the best level list, if any
+      if redis.call('ZCARD', head) == 0 then return nil end
+    else
+      local member, z = top[1], tonumber(top[2])
+      local rest = string.sub(member, 6)
+      local score8 = struct.pack('>d', neg(z))
+      local key, field = idx(fp8_of(rest))
+      if redis.call('HGET', key, field) == score8 then
+        redis.call('HSET', key, field, '')  -- seen; ack turns it into Bloom bits when enabled
+        redis.call('DECR', P .. ':n')
+        local t = redis.call('TIME')
+        local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+        local fp8 = fp8_of(rest)
+        redis.call('ZADD', P .. ':lease', now + lease, fp8)
+        redis.call('HSET', P .. ':inflight', fp8, string.char(#host) .. host .. score8 .. rest)
+        update_top(host)
+        return {rest, score8}
+      end
+    end
+  end
+end
+
+local function top_hosts(start, count)
+  local out = {}
+  for _, m in ipairs(redis.call('ZRANGE', P .. ':hosts', start, start + count - 1)) do
+    out[#out + 1] = string.sub(m, 6)
+  end
+  return out
+end
+
 local function split(s)
   local out = {}
   for part in string.gmatch(s, '[^,]+') do out[#out + 1] = part end
@@ -189,30 +225,42 @@ return out
 
 --@pop
 -- ARGV[4] host, [5] lease seconds; returns {rest, packed score} of the best live entry
-local host, lease = ARGV[4], tonumber(ARGV[5])
-local head = P .. ':h:' .. host
+return pop_host(ARGV[4], tonumber(ARGV[5])) or false
+
+--@popbest
+-- ARGV[4] lease seconds, [5] hosts per reply, [6..] pairs host, "1" (busy) or "0" (free):
+-- pops from the best host the caller said is free, scanning past the busy ones. Returns
+-- {"!", host, rest, packed score, top hosts...} (the top hosts after it, for the next call);
+-- {"?", hosts...} when it met a host the caller said nothing about (the hosts from there
+-- on: ask and call again); false when every queued host is busy (or nothing is queued)
+local lease, count = tonumber(ARGV[4]), tonumber(ARGV[5])
+local known = {}
+for i = 6, #ARGV, 2 do known[ARGV[i]] = ARGV[i + 1] end
+local start = 0
 while true do
-  local top = redis.call('ZPOPMIN', head)
-  if #top == 0 then
-    update_top(host)  -- refills the head from the best level list, if any
-    if redis.call('ZCARD', head) == 0 then return false end
-  else
-    local member, z = top[1], tonumber(top[2])
-    local rest = string.sub(member, 6)
-    local score8 = struct.pack('>d', neg(z))
-    local key, field = idx(fp8_of(rest))
-    if redis.call('HGET', key, field) == score8 then
-      redis.call('HSET', key, field, '')  -- seen; ack turns it into Bloom bits when enabled
-      redis.call('DECR', P .. ':n')
-      local t = redis.call('TIME')
-      local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
-      local fp8 = fp8_of(rest)
-      redis.call('ZADD', P .. ':lease', now + lease, fp8)
-      redis.call('HSET', P .. ':inflight', fp8, string.char(#host) .. host .. score8 .. rest)
-      update_top(host)
-      return {rest, score8}
+  local hosts = top_hosts(start, count)
+  if #hosts == 0 then return false end
+  local rescan = false
+  for i, host in ipairs(hosts) do
+    local k = known[host]
+    if k == nil then
+      local out = {'?'}
+      for j = i, #hosts do out[#out + 1] = hosts[j] end
+      return out
+    end
+    if k == '0' then
+      local got = pop_host(host, lease)
+      if got then
+        local out = {'!', host, got[1], got[2]}
+        for _, h in ipairs(top_hosts(0, count)) do out[#out + 1] = h end
+        return out
+      end
+      known[host] = '1'  -- its entries were all stale: it left the hosts zset, scan again
+      rescan = true
+      break
     end
   end
+  if rescan then start = 0 else start = start + #hosts end
 end
 
 --@ack
