@@ -116,3 +116,29 @@ def test_inline_hidden_and_words_glued_across_inline_tags() -> None:
     text = main_text(html, "http://e.org/")
     assert text.startswith("Word and")
     assert "secret" not in text
+
+
+def _summary(page) -> tuple:  # type: ignore[no-untyped-def]
+    return (page.title, [(b.kind, b.text) for b in page.blocks],
+            [(x.url, x.anchor, x.context) for x in page.links])  # fmt: skip
+
+
+def test_utf8_bytes_parse_as_their_text() -> None:
+    # UTF-8 bodies are parsed as bytes (no str round trip): the page must be the one its
+    # decoded text gives, whatever a <meta charset> inside claims.
+    html = ("<html><head><meta charset='iso-8859-1'><title>Caf\u00e9 \u2014 \u4e2d</title></head>"
+            "<body><p>Na\u00efve \u201cquotes\u201d, \u00a0 wide\u3000space, "
+            "<a href='/x'>\u00fcber link</a> and more text here.</p></body></html>")  # fmt: skip
+    body = html.encode("utf-8")
+    from_text = partition(html, "http://example.org/")
+    # With no header charset the meta's windows-1252 fails on these bytes (0x9d) and the
+    # decoder falls back to UTF-8: the same page again.
+    for charset in ("utf-8", None):
+        page = partition(body, "http://example.org/", encoding=charset)
+        assert _summary(page) == _summary(from_text)
+        assert page.title == "Caf\u00e9 \u2014 \u4e2d"
+    # A NUL byte past the binary sniff (4 KB) goes the str way, where NULs are dropped.
+    padded = body.replace(b"<body>", b"<body><p>" + b"pad, " * 1000 + b"</p>")
+    with_nul = partition(padded.replace(b"and more", b"and\x00 more"), "http://example.org/",
+                         encoding="utf-8")  # fmt: skip
+    assert "and more text" in with_nul.main_text

@@ -10,7 +10,7 @@ whitespace-only text is recognised on the C string, and only the attributes the 
 turned into Python strings.
 """
 
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport strcmp
 
 cimport lxml.includes.etreepublic as cetree
@@ -54,6 +54,116 @@ cdef int _tag_flags(str tag):
     if len(_TAG_FLAGS) < 10_000:
         _TAG_FLAGS[tag] = flags
     return flags
+
+
+# The class/id words as a trie over ASCII (segment._word_flags' alternation, matched in C):
+# node 0 is the root; _NEXT[node * 128 + ch] is the child (0: none); _END[node] the flags
+# (1 negative, 2 positive, 4 unlikely, 8 maybe-candidate) + 16 when a word ends at the node.
+cdef int* _NEXT = NULL
+cdef int* _END = NULL
+
+
+cdef int _build_trie() except -1:
+    global _NEXT, _END
+    cdef list words = sorted(_py._WORD_TABLE)
+    cdef int nodes = 1 + sum(len(w) for w in words)
+    cdef int n = 1, node, ch, i
+    _NEXT = <int*>calloc(nodes * 128, sizeof(int))
+    _END = <int*>calloc(nodes, sizeof(int))
+    if _NEXT is NULL or _END is NULL:
+        raise MemoryError()
+    for word in words:
+        if not word.isascii():
+            raise ValueError(f"class/id word {word!r} is not ASCII")
+        node = 0
+        for c in word:
+            ch = ord(c)
+            if _NEXT[node * 128 + ch] == 0:
+                _NEXT[node * 128 + ch] = n
+                n += 1
+            node = _NEXT[node * 128 + ch]
+        neg, pos, unlikely, maybe = _py._WORD_TABLE[word]
+        _END[node] = 16 | (1 if neg else 0) | (2 if pos else 0) | (4 if unlikely else 0) | (
+            8 if maybe else 0)
+    return 0
+
+
+_build_trie()
+
+
+cdef int _word_flags(str lowered):
+    """OR of the flags of the words ``_WORDS_RE.findall(lowered)`` finds (longest first, left
+    to right, not overlapping); -1 when ``lowered`` is not ASCII (the caller falls back)."""
+    cdef bytes data
+    cdef const unsigned char* s
+    cdef Py_ssize_t n, i, j, end
+    cdef int node, nxt, flags = 0, found
+    if not lowered.isascii():
+        return -1
+    data = lowered.encode("ascii")
+    s = data
+    n = len(data)
+    i = 0
+    while i < n:
+        node = 0
+        end = -1
+        found = 0
+        j = i
+        while j < n:
+            nxt = _NEXT[node * 128 + s[j]]
+            if nxt == 0:
+                break
+            node = nxt
+            j += 1
+            if _END[node]:
+                end = j
+                found = _END[node]
+        if end >= 0:
+            flags |= found
+            i = end
+        else:
+            i += 1
+    return flags
+
+
+cdef tuple _feature_info(str value):
+    """segment._feature_info with the words matched in C (same result, same cache)."""
+    cdef tuple hit = _py._attr_cache.get(value)
+    if hit is not None:
+        return hit
+    cdef int flags = _word_flags(value.lower())
+    if flags < 0:
+        return _py._feature_info(value)
+    cdef double weight = (_CLASS_WEIGHT if flags & 2 else 0.0) - (_CLASS_WEIGHT if flags & 1 else 0.0)
+    cdef tuple info = (weight, (flags & 4) != 0, (flags & 8) != 0)
+    if len(_py._attr_cache) < 100_000:
+        _py._attr_cache[value] = info
+    return info
+
+
+cdef tuple _attr_info(str cls, str el_id):
+    """segment._attr_info over the compiled word matcher."""
+    cdef tuple hit = _py._pair_cache.get((cls, el_id))
+    if hit is not None:
+        return hit
+    cdef double weight = 0.0
+    cdef bint unlikely = False, maybe = False
+    cdef tuple info
+    if cls:
+        info = _feature_info(cls)
+        weight, unlikely, maybe = info
+    if el_id:
+        info = _feature_info(el_id)
+        weight += <double>info[0]
+        unlikely = unlikely or info[1]
+        maybe = maybe or info[2]
+    info = (weight, unlikely and not maybe, tuple(cls.split()) if cls else ())
+    if len(_py._pair_cache) < 100_000:
+        _py._pair_cache[(cls, el_id)] = info
+    return info
+
+
+cdef double _CLASS_WEIGHT = rules.CLASS_WEIGHT
 
 
 cdef class Frame:
@@ -286,7 +396,7 @@ cdef class _Walker:
             key = (cls or "", el_id or "")
             info = _py._pair_cache.get(key)
             if info is None:
-                info = _py._attr_info(cls or "", el_id or "")
+                info = _attr_info(cls or "", el_id or "")
             weight = info[0]
             unlikely = info[1]
             classes = info[2]
@@ -554,3 +664,37 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
             link.block_weight = noise_weight
             link.noise = True
         out_links.append(link)
+
+
+def names_in_use(root):
+    """``partition.names_in_use_python`` compiled: (class names, ids) of the elements."""
+    cdef cetree._Element el = <cetree._Element?>root
+    cdef xmlNode* top = el._c_node
+    cdef xmlNode* c = top
+    cdef xmlNode* nxt
+    cdef xmlAttr* attr
+    cdef set classes = set()
+    cdef set ids = set()
+    cdef const char* name
+    while c is not NULL:
+        if c.type == tree.XML_ELEMENT_NODE:
+            attr = c.properties
+            while attr is not NULL:
+                if attr.ns is NULL:
+                    name = <const char*>attr.name
+                    if strcmp(name, "class") == 0:
+                        classes.update(cetree.attributeValue(c, attr).split())
+                    elif strcmp(name, "id") == 0:
+                        ids.add(cetree.attributeValue(c, attr))
+                attr = attr.next
+            nxt = c.children
+            if nxt is not NULL:
+                c = nxt
+                continue
+        # next node in document order, not leaving the subtree of top
+        while c is not top and c.next is NULL:
+            c = c.parent
+        if c is top:
+            break
+        c = c.next
+    return classes, ids

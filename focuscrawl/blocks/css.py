@@ -9,6 +9,7 @@ dict look-up per element, with no per-node selector matching at run time.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from focuscrawl.blocks import rules
@@ -70,8 +71,15 @@ _sheet_cache: dict[str, list[tuple[str, str]]] = {}
 _SHEET_CACHE_SIZE = 64  # pages of one site share their sheets: parse each once
 
 
-def parse_sheets(sheets: list[str]) -> StyleRules:
-    """Collect hiding and sidebar rules from ``<style>`` texts."""
+def parse_sheets(
+    sheets: list[str], names_in_use: Callable[[], tuple[set[str], set[str]]] | None = None
+) -> StyleRules:
+    """Collect hiding and sidebar rules from ``<style>`` texts.
+
+    ``names_in_use`` gives the class names and ids the page's elements carry: hiding rules for
+    other names can match nothing, so they are dropped before the (costly, on big sheets)
+    check that no other rule shows them again. The page's blocks come out the same either way.
+    """
     out = StyleRules()
     for sheet in sheets:
         for selectors, body in _cue_rules(sheet):
@@ -80,6 +88,10 @@ def parse_sheets(sheets: list[str]) -> StyleRules:
                 continue  # e.g. "display: hidden" (not a value) or "float: none"
             for selector in selectors.split(","):
                 _add_selector(out, selector, hidden)
+    if (out.hidden_classes or out.hidden_ids) and names_in_use is not None:
+        classes, ids = names_in_use()
+        out.hidden_classes &= classes
+        out.hidden_ids &= ids
     if out.hidden_classes or out.hidden_ids:
         text = "\n".join(sheets)
         out.hidden_classes = {n for n in out.hidden_classes if not _shown(text, "." + n)}

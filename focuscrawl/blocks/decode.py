@@ -82,18 +82,23 @@ def sniff_encoding(body: bytes, http_charset: str | None = None) -> str:
 
 def decode_html(body: bytes, http_charset: str | None = None) -> str:
     """Decode ``body``; a mislabelled page falls back to UTF-8, then windows-1252, never raises."""
+    return decode_html_as(body, http_charset)[0]
+
+
+def decode_html_as(body: bytes, http_charset: str | None = None) -> tuple[str, str]:
+    """``decode_html`` and the codec it decoded with (``"utf-8"`` for most pages)."""
     encoding = sniff_encoding(body, http_charset)
     for bom, name in _BOMS:
         if name == encoding and body.startswith(bom):
             body = body[len(bom) :]
             break
     try:
-        return body.decode(encoding)
+        return body.decode(encoding), encoding
     except UnicodeDecodeError:
         pass
     if encoding != "utf-8":
         try:
-            return body.decode("utf-8")
+            return body.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
             pass
-    return body.decode("cp1252", errors="replace")
+    return body.decode("cp1252", errors="replace"), "cp1252"

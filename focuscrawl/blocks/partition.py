@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+import gc
 import logging
 import threading
 from urllib.parse import urljoin
@@ -10,15 +12,27 @@ from lxml import etree
 
 from focuscrawl.blocks import rules
 from focuscrawl.blocks.classify import classify
-from focuscrawl.blocks.css import parse_sheets
-from focuscrawl.blocks.decode import decode_html, is_binary
+from focuscrawl.blocks.css import StyleRules, parse_sheets
+from focuscrawl.blocks.decode import decode_html_as, is_binary
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.blocks.segment import Segment, Walk, walk
 
+_CLASS_VALUES = etree.XPath("//@class")
+_ID_VALUES = etree.XPath("//@id")
+
+
+def names_in_use_python(root: etree._Element) -> tuple[set[str], set[str]]:
+    """The class names and the ids of the elements under ``root``."""
+    classes = set(" ".join(_CLASS_VALUES(root)).split())  # type: ignore[arg-type]
+    return classes, {str(v) for v in _ID_VALUES(root)}  # type: ignore[union-attr]
+
+
 try:
     from focuscrawl.blocks._cwalk import assemble as _compiled_assemble
+    from focuscrawl.blocks._cwalk import names_in_use
 except ImportError:
     _compiled_assemble = None
+    names_in_use = names_in_use_python
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +42,10 @@ DEFAULT_CONTEXT_LEVELS = 3
 DEFAULT_CONTEXT_WORDS = 20
 
 _local = threading.local()
+# collect_ids=False: no table of id attributes (for getElementById / XPath id(), never used
+# here); the tree is the same.
+_PARSER_OPTIONS = {"remove_comments": True, "remove_pis": True, "no_network": True,
+                   "collect_ids": False}  # fmt: skip
 
 
 def _parser() -> etree.HTMLParser:
@@ -35,9 +53,25 @@ def _parser() -> etree.HTMLParser:
     # at depth 256 and drops single text nodes over 10 MB, which bounds the work on hostile input.
     parser = getattr(_local, "parser", None)
     if parser is None:
-        parser = etree.HTMLParser(remove_comments=True, remove_pis=True, no_network=True)
+        parser = etree.HTMLParser(**_PARSER_OPTIONS)
         _local.parser = parser
     return parser
+
+
+def _utf8_parser() -> etree.HTMLParser:
+    parser = getattr(_local, "utf8_parser", None)
+    if parser is None:
+        parser = etree.HTMLParser(encoding="utf-8", **_PARSER_OPTIONS)
+        _local.utf8_parser = parser
+    return parser
+
+
+def parse_utf8(body: bytes) -> etree._Element | None:
+    """The root element of ``body``, valid UTF-8 (its ``<meta charset>`` is not read)."""
+    try:
+        return etree.fromstring(body, _utf8_parser())
+    except etree.ParserError:
+        return None
 
 
 def parse_html(text: str) -> etree._Element | None:
@@ -106,6 +140,7 @@ def partition(
     (``"empty"``, ``"binary"``, ``"unparsable"``).
     """
     page = Page(url=url, base_url=url)
+    utf8: bytes | None = None  # the body, when it is valid UTF-8 that lxml can parse as it is
     if isinstance(html, bytes | bytearray | memoryview):
         body = bytes(html)
         if not body or body.isspace():  # not strip(): that copies the whole body
@@ -114,16 +149,19 @@ def partition(
         if is_binary(body):
             page.error = "binary"
             return page
-        text = decode_html(body, encoding)
+        text, codec = decode_html_as(body, encoding)
+        if codec == "utf-8" and not body.startswith(codecs.BOM_UTF8) and b"\x00" not in body:
+            # The same tree as parsing ``text``, without lxml converting the str back to UTF-8.
+            utf8 = body
     else:
         text = html
     if not text or text.isspace():
         page.error = "empty"
         return page
-    if "\x00" in text:
+    if utf8 is None and "\x00" in text:
         text = text.replace("\x00", "")
     try:
-        root = parse_html(text)
+        root = parse_html(text) if utf8 is None else parse_utf8(utf8)
     except (etree.LxmlError, ValueError) as exc:
         logger.debug("unparsable page %s: %s", url, exc)
         root = None
@@ -144,21 +182,32 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
         except ValueError:
             page.base_url = url
     sheets = [s.text for s in root.iter("style") if s.text]
-    w = walk(root, parse_sheets(sheets), max(0, levels))
-    kinds = classify(w)
-    resolve = _resolver(page.base_url)
-    if _compiled_assemble is not None and w.segments and type(w.segments[0]) is not Segment:
-        # a compiled walk: its segments are _cwalk.Segment, read by the compiled assembly
-        _compiled_assemble(page, w, kinds, resolve, window, Block, Link, rules.HEADING_TAGS,
-                           _alt_text, rules.WEIGHT_NOISE)  # fmt: skip
-    else:
-        _assemble(page, w, kinds, resolve, window)
-    # Break the walk's only reference cycles (frame <-> children, segment <-> its links): then
-    # reference counting frees the walk at once and the cyclic collector finds nothing to do.
-    for frame in w.frames:
-        frame.children.clear()
-    for seg in w.segments:
-        seg.links.clear()
+    css = parse_sheets(sheets, lambda: names_in_use(root)) if sheets else StyleRules()
+    # The walk allocates thousands of small objects and frees them all below (their only cycles
+    # are broken at the end): the cyclic collector has nothing to find in them, but each of the
+    # collections their allocation would trigger traverses the whole young heap (≈ 8 % of the
+    # partition's CPU in a process holding other libraries). It is paused meanwhile.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        w = walk(root, css, max(0, levels))
+        kinds = classify(w)
+        resolve = _resolver(page.base_url)
+        if _compiled_assemble is not None and w.segments and type(w.segments[0]) is not Segment:
+            # a compiled walk: its segments are _cwalk.Segment, read by the compiled assembly
+            _compiled_assemble(page, w, kinds, resolve, window, Block, Link, rules.HEADING_TAGS,
+                               _alt_text, rules.WEIGHT_NOISE)  # fmt: skip
+        else:
+            _assemble(page, w, kinds, resolve, window)
+        # Break the walk's only reference cycles (frame <-> children, segment <-> its links):
+        # then reference counting frees the walk at once and the collector finds nothing to do.
+        for frame in w.frames:
+            frame.children.clear()
+        for seg in w.segments:
+            seg.links.clear()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, window: int) -> None:  # type: ignore[no-untyped-def]
