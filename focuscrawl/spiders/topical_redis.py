@@ -10,21 +10,30 @@ Any later worker joins the running crawl with one command, reading topic and see
     scrapy crawl topical_redis -s REDIS_URL=redis://host:6379/0
 
 All workers share the frontier (so seeds pushed twice are de-duplicated), the per-host
-politeness and the stats. A worker stays up while the cluster still has queued or in-flight
+politeness and the stats. They also share what the seed and example pages taught: whichever
+worker judges one adds its text and relevance to ``<prefix>:calib``, and every other worker
+replays those records (topic-model text, seed-relevance scale, auto threshold), so a worker
+that never fetched a seed judges pages as the one that did (without it, a joining worker kept
+the uncalibrated threshold and judged almost nothing relevant). A worker stays up while the cluster still has queued or in-flight
 URLs (others may add links, or a dead worker's leases may come back); the crawl ends when the
 frontier is empty and nothing is in flight, checked on two idle rounds in a row.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import time
+import uuid
 from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 
-from focuscrawl.cluster.state import publish_topic, read_topic
+from focuscrawl.blocks.model import Page
+from focuscrawl.cluster.state import publish_topic, read_topic, worker_id
 from focuscrawl.frontier.factory import redis_url
+from focuscrawl.frontier.policy import Judgement
 from focuscrawl.spiders.topical import TopicalSpider
 from focuscrawl.topic import Topic, load_topic
 
@@ -45,6 +54,9 @@ class TopicalRedisSpider(TopicalSpider):
         self.idle_rounds = 0
         self.prefix = ""
         self._client: Any = None
+        self._worker = ""
+        self._calib_read = 0  # records of <prefix>:calib read so far
+        self._calib_next = 0.0  # monotonic time of the next look at <prefix>:calib
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicalRedisSpider:
@@ -77,6 +89,65 @@ class TopicalRedisSpider(TopicalSpider):
             self.topic = read_topic(self._client, self.prefix)
             logger.info("Joined crawl %s: topic %r from Redis", self.prefix, self.topic.name)
         super().setup(spider)
+        self._worker = (
+            f"{worker_id()}:{uuid.uuid4().hex[:8]}"  # one per spider, even in one process
+        )
+        judge = self.policy.judge
+
+        def judge_shared(page: Page, state: dict[str, Any]) -> Judgement:
+            self._replay_calibration()
+            judgement = judge(page, state)
+            if (state.get("seed") or state.get("ex")) and not state.get("re"):
+                self._share_calibration(page, state, judgement.relevance)
+            return judgement
+
+        self.policy.judge = judge_shared  # type: ignore[method-assign]
+
+    # -- seed calibration shared by the workers -------------------------------------------
+    def _share_calibration(self, page: Page, state: dict[str, Any], relevance: float) -> None:
+        import redis
+
+        record = {
+            "w": self._worker,
+            "kind": "seed" if state.get("seed") else "ex",
+            "text": f"{page.title}\n{page.main_text}",
+            "rel": relevance,
+        }
+        try:
+            self._client.rpush(f"{self.prefix}:calib", json.dumps(record))
+        except redis.RedisError as exc:
+            logger.warning("Seed calibration not shared through Redis: %s", exc)
+
+    def _replay_calibration(self) -> None:
+        """Apply the other workers' seed and example judgements (as ``CrawlPolicy.judge`` does
+        for its own): looked up before every judgement until a seed is known, then every 5 s."""
+        import redis
+
+        now = time.monotonic()
+        if now < self._calib_next:
+            return
+        policy = self.policy
+        try:
+            raw = self._client.lrange(f"{self.prefix}:calib", self._calib_read, -1)
+        except redis.RedisError as exc:
+            logger.warning("Seed calibration not read from Redis: %s", exc)
+            raw = []
+        self._calib_read += len(raw)
+        for item in raw:
+            record = json.loads(item)
+            if record.get("w") == self._worker:
+                continue
+            add_text = getattr(policy.model, "add_text", None)
+            if add_text is not None:
+                add_text(str(record["text"]))
+            if record.get("kind") == "seed":
+                scores = policy._seed_scores
+                scores.append(float(record["rel"]))
+                mean = sum(scores) / len(scores)
+                policy.scorer.reference = mean if mean > 0 else None
+                if policy.auto_threshold > 0:
+                    policy.set_threshold(policy.auto_threshold * mean)
+        self._calib_next = now + (5.0 if policy._seed_scores else 0.0)
 
     def spider_idle(self, spider: Spider) -> None:
         import redis

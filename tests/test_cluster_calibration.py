@@ -1,0 +1,47 @@
+"""A worker that joins a running crawl judges pages as the worker that fetched the seeds: the
+seed calibration (topic-model text, seed-relevance scale, auto threshold) goes through Redis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapy.utils.test import get_crawler
+
+from focuscrawl.blocks.partition import partition
+from focuscrawl.defaults import DEFAULTS
+from focuscrawl.spiders.topical_redis import TopicalRedisSpider
+
+SEED = """<html><head><title>Birds of the wetland</title></head><body><article>
+<h1>Birds of the wetland</h1><p>Herons, egrets and warblers nest in the reeds. Birds migrate
+in spring; their feathers, wings and songs change with the season. Owls hunt at night.</p>
+<p>Bird watchers count nests, eggs and fledglings of every species of birds each year.</p>
+</article></body></html>"""
+PAGE = SEED.replace("wetland", "forest").replace("Herons, egrets", "Finches, thrushes")
+
+
+def worker(redis_url: str, **kwargs: Any) -> TopicalRedisSpider:
+    settings = {**DEFAULTS, "REDIS_URL": redis_url, "FOCUSCRAWL_REDIS_PREFIX": "fctest:%(spider)s"}
+    crawler = get_crawler(TopicalRedisSpider, settings)
+    spider = TopicalRedisSpider.from_crawler(crawler, **kwargs)
+    spider.setup(spider)
+    return spider
+
+
+def test_joining_worker_replays_the_seed_calibration(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    first = worker(redis_url, topic="birds", seeds="http://a.test/seed")
+    joiner = worker(redis_url)  # no topic: it comes from Redis
+    assert joiner.topic.name == "birds"
+    before = joiner.policy.model.threshold
+    seed = first.policy.judge(partition(SEED, "http://a.test/seed"), {"d": 0, "seed": 1})
+    assert redis_client.llen("fctest:topical_redis:calib") == 1
+    page = partition(PAGE, "http://a.test/page")
+    theirs = first.policy.judge(page, {"d": 1})
+    ours = joiner.policy.judge(page, {"d": 1})
+    assert joiner.policy.model.threshold == first.policy.model.threshold != before
+    assert joiner.policy.scorer.reference == first.policy.scorer.reference == seed.relevance
+    # each worker also learns term statistics from the pages it judges itself, so relevances
+    # are close, not equal; the threshold and the seed scale they are judged against are equal
+    assert ours.relevant and theirs.relevant
+    assert redis_client.llen("fctest:topical_redis:calib") == 1  # only seeds and examples
+    for spider in (first, joiner):
+        spider.spider_closed_redis(spider)
