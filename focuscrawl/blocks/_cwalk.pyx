@@ -11,7 +11,8 @@ turned into Python strings.
 """
 
 from libc.stdlib cimport calloc, free, realloc
-from libc.string cimport strcmp
+from libc.string cimport memset, strcmp
+from cpython.unicode cimport Py_UNICODE_ISSPACE
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
@@ -559,11 +560,27 @@ def walk(root, css, Py_ssize_t levels):
     cdef object css_ids = css.hidden_ids | css.sidebar_ids
     cdef str tag
     cdef int flags
+    cdef size_t slot
+    cdef const_xmlChar* name_keys[256]
+    cdef int name_flags[256]
+    cdef list name_tags = [None] * 256
+    memset(name_keys, 0, sizeof(name_keys))
     while True:
         # start event of c; comments, PIs and skipped tags are not descended into
         if c.type == tree.XML_ELEMENT_NODE:
-            tag = cetree.namespacedName(c)
-            flags = _tag_flags(tag)
+            # Element names are interned in the parser's dictionary: the name pointer keys a
+            # small cache of the tag string and its flags (a miss only costs the look-up).
+            slot = (<size_t>c.name >> 4) & 255
+            if c.ns is NULL and name_keys[slot] == c.name:
+                tag = <str>name_tags[slot]
+                flags = name_flags[slot]
+            else:
+                tag = cetree.namespacedName(c)
+                flags = _tag_flags(tag)
+                if c.ns is NULL:
+                    name_keys[slot] = c.name
+                    name_tags[slot] = tag
+                    name_flags[slot] = flags
             w.push_start(len(w.words), flags)
             if not (flags & F_SKIP):
                 w.start(c, tag, flags, doc, css, use_css, css_tags, css_classes, css_ids, levels)
@@ -698,3 +715,111 @@ def names_in_use(root):
             break
         c = c.next
     return classes, ids
+
+
+def prelude(root):
+    """What ``partition._fill`` reads before the walk, in one pass: the text of the first
+    ``title`` under ``root`` (``root.findtext(".//title")``), the ``href`` of the first ``base``
+    that has one (None when none does) and the texts of the ``style`` elements."""
+    cdef cetree._Element el = <cetree._Element?>root
+    cdef xmlNode* top = el._c_node
+    cdef xmlNode* c = top
+    cdef xmlNode* nxt
+    cdef xmlAttr* attr
+    cdef object title = None, base = None
+    cdef bint have_title = False, have_base = False
+    cdef list sheets = []
+    cdef const char* name
+    cdef str text
+    while c is not NULL:
+        if c.type == tree.XML_ELEMENT_NODE and c.ns is NULL:
+            name = <const char*>c.name
+            if strcmp(name, "style") == 0:
+                text = cetree.textOf(c)
+                if text:
+                    sheets.append(text)
+            elif not have_title and c is not top and strcmp(name, "title") == 0:
+                have_title = True
+                title = cetree.textOf(c)
+                if title is None:
+                    title = ""
+            elif not have_base and c is not top and strcmp(name, "base") == 0:
+                attr = c.properties
+                while attr is not NULL:
+                    if attr.ns is NULL and strcmp(<const char*>attr.name, "href") == 0:
+                        have_base = True
+                        base = cetree.attributeValue(c, attr)
+                        break
+                    attr = attr.next
+        if c.type == tree.XML_ELEMENT_NODE:
+            nxt = c.children
+            if nxt is not NULL:
+                c = nxt
+                continue
+        while c is not top and c.next is NULL:
+            c = c.parent
+        if c is top:
+            break
+        c = c.next
+    return title, base, sheets
+
+
+cdef inline Py_ssize_t _at(str s, Py_ssize_t i, Py_ssize_t n, const char* word):
+    """``len(word)`` when ``s[i:].startswith(word)`` (``word`` ASCII), else 0."""
+    cdef Py_ssize_t k = 0
+    while word[k] != 0:
+        if i + k >= n or s[i + k] != <Py_UCS4>word[k]:
+            return 0
+        k += 1
+    return k
+
+
+cdef const char* _CUE_WORDS[4]
+_CUE_WORDS[:] = [b"display", b"visibility", b"float", b"position"]
+cdef const char* _CUE_VALUES[7]
+_CUE_VALUES[:] = [b"none", b"hidden", b"left", b"right", b"fixed", b"absolute", b"sticky"]
+
+
+def cue_starts(str text):
+    """``[m.start() for m in css._CUE.finditer(text)]`` (the hiding / floating declarations)."""
+    cdef list out = []
+    cdef Py_ssize_t n = len(text), i = 0, j, m, k
+    cdef Py_UCS4 ch
+    cdef int w
+    while i < n:
+        ch = text[i]
+        if ch == u"d":
+            w = 0
+        elif ch == u"v":
+            w = 1
+        elif ch == u"f":
+            w = 2
+        elif ch == u"p":
+            w = 3
+        else:
+            i += 1
+            continue
+        m = _at(text, i, n, _CUE_WORDS[w])
+        if m == 0:
+            i += 1
+            continue
+        j = i + m
+        while j < n and Py_UNICODE_ISSPACE(text[j]):
+            j += 1
+        if j >= n or text[j] != u":":
+            i += 1
+            continue
+        j += 1
+        while j < n and Py_UNICODE_ISSPACE(text[j]):
+            j += 1
+        m = 0
+        for k in range(7):
+            m = _at(text, j, n, _CUE_VALUES[k])
+            if m:
+                break
+        if m:
+            out.append(i)
+            i = j + m
+        else:
+            i += 1
+    return out

@@ -138,8 +138,7 @@ def _cue_rules(sheet: str) -> list[tuple[str, str]]:
         text = lowered
     found: list[tuple[str, str]] = []
     last_open = -1
-    for m in _CUE.finditer(lowered):
-        pos = m.start()
+    for pos in _cue_starts(lowered):
         open_at = text.rfind("{", 0, pos)
         if open_at <= last_open or open_at < text.rfind("}", 0, pos):
             continue  # same rule as the previous cue, or not inside a rule body
@@ -151,6 +150,25 @@ def _cue_rules(sheet: str) -> list[tuple[str, str]]:
         _sheet_cache.clear()
     _sheet_cache[sheet] = found
     return found
+
+
+def cue_starts_python(text: str) -> list[int]:
+    """Where the hiding / floating declarations (``_CUE``) start in ``text``."""
+    return [m.start() for m in _CUE.finditer(text)]
+
+
+def _cue_starts(text: str) -> list[int]:
+    global _cue_starts_impl
+    if _cue_starts_impl is None:  # imported on first use: _cwalk imports this module's users
+        try:
+            from focuscrawl.blocks._cwalk import cue_starts
+        except ImportError:
+            cue_starts = cue_starts_python
+        _cue_starts_impl = cue_starts
+    return _cue_starts_impl(text)
+
+
+_cue_starts_impl: Callable[[str], list[int]] | None = None
 
 
 def _add_selector(out: StyleRules, selector: str, hidden: bool) -> None:

@@ -27,12 +27,23 @@ def names_in_use_python(root: etree._Element) -> tuple[set[str], set[str]]:
     return classes, {str(v) for v in _ID_VALUES(root)}  # type: ignore[union-attr]
 
 
+def prelude_python(root: etree._Element) -> tuple[str | None, str | None, list[str]]:
+    """The title text, the first ``<base href>`` (None without one) and the style sheets."""
+    base = root.find(".//base[@href]")
+    return (
+        root.findtext(".//title"),
+        None if base is None else base.get("href") or "",
+        [s.text for s in root.iter("style") if s.text],
+    )
+
+
 try:
     from focuscrawl.blocks._cwalk import assemble as _compiled_assemble
-    from focuscrawl.blocks._cwalk import names_in_use
+    from focuscrawl.blocks._cwalk import names_in_use, prelude
 except ImportError:
     _compiled_assemble = None
     names_in_use = names_in_use_python
+    prelude = prelude_python
 
 logger = logging.getLogger(__name__)
 
@@ -173,15 +184,13 @@ def partition(
 
 
 def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) -> None:
-    title = root.findtext(".//title")
+    title, base, sheets = prelude(root)
     page.title = " ".join(title.split()) if title else ""
-    base = root.find(".//base[@href]")
     if base is not None:
         try:
-            page.base_url = urljoin(url, (base.get("href") or "").strip()) or url
+            page.base_url = urljoin(url, base.strip()) or url
         except ValueError:
             page.base_url = url
-    sheets = [s.text for s in root.iter("style") if s.text]
     css = parse_sheets(sheets, lambda: names_in_use(root)) if sheets else StyleRules()
     # The walk allocates thousands of small objects and frees them all below (their only cycles
     # are broken at the end): the cyclic collector has nothing to find in them, but each of the
