@@ -115,9 +115,12 @@ def test_three_workers_share_the_crawl_and_stop_when_done(
     tmp_path: Path, redis_url: str, redis_client: redis.Redis
 ) -> None:
     with ClusterSite(hosts=3, pages_per_host=20) as site:
-        publish_topic(redis_client, PREFIX, load_topic("birds", f"{site.url(0)},{site.url(1)}"))
         workers = [Worker(tmp_path, f"w{i}", redis_url) for i in (1, 2, 3)]  # one command each
         try:
+            # started before the crawl has a topic (as scrapyd starts jobs): they wait for it
+            assert all(w.wait_for_line("Waiting to join crawl") for w in workers)
+            topic = load_topic("birds", f"{site.url(0)},{site.url(1)}")
+            publish_topic(redis_client, PREFIX, topic)
             codes = [w.finish() for w in workers]
         finally:
             for w in workers:

@@ -28,7 +28,9 @@ import uuid
 from typing import Any
 
 from scrapy import Spider, signals
-from scrapy.exceptions import DontCloseSpider, NotConfigured
+from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
+from twisted.internet.defer import Deferred
+from twisted.internet.task import deferLater
 
 from focuscrawl.blocks.model import Page
 from focuscrawl.cluster.state import publish_topic, read_topic, worker_id
@@ -65,7 +67,7 @@ class TopicalRedisSpider(TopicalSpider):
         crawler.signals.connect(spider.spider_closed_redis, signals.spider_closed)
         return spider
 
-    def setup(self, spider: Spider) -> None:
+    def setup(self, spider: Spider) -> Deferred[None] | None:  # type: ignore[override]
         import redis
 
         s = self.crawler.settings
@@ -85,9 +87,39 @@ class TopicalRedisSpider(TopicalSpider):
                         shared.name, self.local_topic.name,
                     )  # fmt: skip
             self.topic = self.local_topic
-        else:
-            self.topic = read_topic(self._client, self.prefix)
-            logger.info("Joined crawl %s: topic %r from Redis", self.prefix, self.topic.name)
+            self._finish_setup(spider)
+            return None
+        # spider_opened waits for this Deferred: nothing is popped before the topic is known
+        return Deferred.fromCoroutine(self._join(spider))
+
+    async def _join(self, spider: Spider) -> None:
+        """Wait (with back-off, up to ``FOCUSCRAWL_REDIS_RETRY_TIMEOUT``) until the crawl's topic
+        is in Redis, then set up with it: workers may start in any order (scrapyd starts the
+        jobs it is given at once)."""
+        import redis
+        from twisted.internet import reactor  # the one Scrapy installed, not at import time
+
+        timeout = self.crawler.settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0)
+        waited, delay = 0.0, 0.25
+        while True:
+            try:
+                if self._client.exists(f"{self.prefix}:topic"):
+                    break
+                reason = "no topic yet (the first worker brings it: -a topic=... -a seeds=...)"
+            except redis.RedisError as exc:
+                reason = f"Redis unreachable ({exc})"
+            if waited >= timeout:
+                logger.error("No topic for crawl %s after %.0fs: stopping", self.prefix, waited)
+                raise CloseSpider("no_topic")
+            logger.warning("Waiting to join crawl %s: %s", self.prefix, reason)
+            await deferLater(reactor, delay, lambda: None)
+            waited += delay
+            delay = min(delay * 2, 5.0)
+        self.topic = read_topic(self._client, self.prefix)
+        logger.info("Joined crawl %s: topic %r from Redis", self.prefix, self.topic.name)
+        self._finish_setup(spider)
+
+    def _finish_setup(self, spider: Spider) -> None:
         super().setup(spider)
         self._worker = (
             f"{worker_id()}:{uuid.uuid4().hex[:8]}"  # one per spider, even in one process
