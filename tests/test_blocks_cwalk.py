@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.blocks import Page, segment
+from focuscrawl.blocks import Page, css, segment
 from focuscrawl.blocks import evaluate as ev
 
 partition_module = importlib.import_module(
@@ -46,11 +46,25 @@ def _dump(page: Page) -> Any:
             [link(x) for x in page.links])  # fmt: skip
 
 
+def _clear_caches() -> None:
+    segment._attr_cache.clear()
+    segment._pair_cache.clear()
+    css._sheet_cache.clear()
+
+
 def _both(html: str | bytes, url: str, **kw: Any) -> tuple[Any, Any]:
+    """The page by the compiled code, then by the pure-Python code (every compiled part off)."""
+    _clear_caches()
     fast = _dump(partition_module.partition(html, url, **kw))
+    _clear_caches()  # the class/id and sheet caches are shared: the Python run fills its own
     with pytest.MonkeyPatch.context() as m:
         m.setattr(partition_module, "walk", segment.walk_python)
+        m.setattr(partition_module, "prelude", partition_module.prelude_python)
+        m.setattr(partition_module, "names_in_use", partition_module.names_in_use_python)
+        m.setattr(partition_module, "_compiled_assemble", None)
+        m.setattr(css, "_cue_starts_impl", css.cue_starts_python)
         slow = _dump(partition_module.partition(html, url, **kw))
+    _clear_caches()
     return fast, slow
 
 
@@ -124,3 +138,55 @@ def test_corpus_pages_are_identical(corpora: Path, corpus: str) -> None:
     for case in islice(ev.CORPORA[corpus](corpora), 25):
         fast, slow = _both(case.html, case.url)
         assert fast == slow, case.name
+
+
+_css_text = st.lists(
+    st.one_of(
+        st.sampled_from(["display", "visibility", "float", "position", ":", " ", "\n", "\u00a0",
+                         "none", "hidden", "left", "right", "fixed", "absolute", "sticky", ";",
+                         "{", "}", "dis", "play", "\u2003", "ſ"]),
+        st.text(max_size=4),
+    ),
+    max_size=40,
+).map("".join)  # fmt: skip
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(_css_text)
+def test_cue_scan_is_the_regex(text: str) -> None:
+    from focuscrawl.blocks._cwalk import cue_starts
+
+    assert cue_starts(text) == css.cue_starts_python(text)
+
+
+_class_value = st.lists(
+    st.one_of(st.sampled_from(sorted(segment._WORD_TABLE)), st.text(max_size=5)), max_size=8
+).map("".join)
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(_class_value)
+def test_class_words_match_the_regex(value: str) -> None:
+    from focuscrawl.blocks._cwalk import feature_info
+
+    _clear_caches()
+    fast = feature_info(value)
+    _clear_caches()
+    assert fast == segment._feature_info(value)
+    _clear_caches()
+
+
+@needs_compiled
+@pytest.mark.parametrize("html", CASES[:6] + CASES[8:9] + CASES[14:15], ids=range(8))
+def test_prelude_and_names_are_the_python_ones(html: str | bytes) -> None:
+    from focuscrawl.blocks._cwalk import names_in_use, prelude
+
+    page = "<html><head><title> T  x </title><base href=' /b/ '><style>p{}</style></head>"
+    for text in (html, page + str(html)):
+        root = partition_module.parse_html(text if isinstance(text, str) else text.decode())
+        if root is None:
+            continue
+        assert prelude(root) == partition_module.prelude_python(root)
+        assert names_in_use(root) == partition_module.names_in_use_python(root)

@@ -823,3 +823,8 @@ def cue_starts(str text):
         else:
             i += 1
     return out
+
+
+def feature_info(str value):
+    """The compiled ``segment._feature_info`` (for tests: it bypasses no cache)."""
+    return _feature_info(value)
