@@ -59,12 +59,14 @@ def run(args: argparse.Namespace) -> int:
     if not status.workers:
         print("no workers have reported yet")
         return 0
-    print(f"{'worker':32} {'state':22} {'pages':>7} {'harvest':>8} {'updated':>9}")
+    # states as long as "finished (closespider_pagecount)" keep the columns aligned
+    width = max(22, *(len(str(w.get("state", "?"))) for w in status.workers.values()))
+    print(f"{'worker':32} {'state':{width}} {'pages':>7} {'harvest':>8} {'updated':>9}")
     now = time.time()
     for name, w in status.workers.items():
         age = now - float(w.get("updated", now))
         print(
-            f"{name:32} {str(w.get('state', '?')):22} {int(w.get('pages', 0)):7d} "
+            f"{name:32} {str(w.get('state', '?')):{width}} {int(w.get('pages', 0)):7d} "
             f"{float(w.get('harvest_rate', 0.0)):8.3f} {age:8.0f}s"
         )
     return 0
