@@ -33,6 +33,8 @@ def main() -> int:
         default="",
         help="comma-separated subset of the table's categories by name suffix (e.g. Birds,Chemistry)",
     )
+    p.add_argument("--stall-pages", type=int, default=4000, help="crawlstall: pages per crawl")
+    p.add_argument("--stall-every", type=int, default=1000, help="crawlstall: retrain every N")
     args = p.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     base = corpora_dir()
@@ -45,6 +47,8 @@ def main() -> int:
         parts=[s.strip() for s in args.parts.split(",")],
         seed=args.seed,
         categories=[c.strip() for c in args.categories.split(",") if c.strip()],
+        stall_pages=args.stall_pages,
+        stall_every=args.stall_every,
     )
     print(text)
     if args.out:

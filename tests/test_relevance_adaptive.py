@@ -65,7 +65,7 @@ def test_low_relevance_pages_never_feed_the_profile():
     assert model.added == {} and model.confident_pages == 0
 
 
-def test_retraining_model_swaps_in_a_model_trained_in_the_worker_thread():
+def test_retraining_model_swaps_in_a_model_trained_in_the_worker_process():
     raw = web(30, seed=9)
     start = train([], keywords=["bird feather nest"])
     wrapper = RetrainingModel(start, ["bird"], every=40, confident=0.2, min_positives=5)
@@ -107,3 +107,30 @@ def test_cosine_counts_each_page_once_and_as_the_token_list_did():
         reused.observe(page, reused.score_page(page))  # observe reuses score_page's counts
         fresh.observe(page, 0.0)
     assert reused.dfs.df == fresh.dfs.df and reused.dfs.n_docs == fresh.dfs.n_docs
+
+
+def test_a_dead_retraining_worker_is_counted_and_the_crawl_keeps_its_model():
+    import os
+    import signal
+
+    raw = web(30, seed=9)
+    start = train([], keywords=["bird feather nest"])
+    wrapper = RetrainingModel(start, ["bird"], every=10**9, confident=0.2, min_positives=5)
+    pages = [partition(h, u) for ps in raw.values() for u, h in ps]
+    random.Random(3).shuffle(pages)
+    for page in pages[:80]:
+        wrapper.observe(page, wrapper.score_page(page))
+    assert wrapper.start_retrain() and wrapper.retraining
+    os.kill(wrapper.worker_pid, signal.SIGKILL)  # the fit cannot have finished: it needs seconds
+    wrapper.wait()
+    assert not wrapper.retraining
+    assert wrapper.worker_deaths == 1 and wrapper.failures == 1 and wrapper.retrains == 0
+    assert wrapper.model is start and wrapper.worker_pid is None
+    bird = pages[0]
+    assert wrapper.score_page(bird) == start.score_page(bird)  # the crawl goes on
+    for page in pages[80:]:  # a new worker, whose window fills again
+        wrapper.observe(page, wrapper.score_page(page))
+    assert wrapper.start_retrain()
+    wrapper.wait()
+    wrapper.close()
+    assert wrapper.retrains == 1 and wrapper.model is not start

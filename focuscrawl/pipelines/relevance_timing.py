@@ -9,7 +9,10 @@ records it as crawl stats, separately for the time an online retrain is running
 * ``focuscrawl/reactor/lag_max_ms``, ``…/lag_p99_ms``, ``…/lag_mean_ms``,
   ``focuscrawl/reactor/lag_over_50ms`` (ticks that ran 50 ms or more late),
   ``focuscrawl/reactor/ticks``;
-* the same with ``_retraining`` appended, over the ticks while a retrain was running;
+* ``focuscrawl/reactor/busy_lag_*``: the same for the part of each lag the crawl process
+  itself was busy (its CPU time in the gap, any thread), which leaves out the time the OS ran
+  other processes on an over-committed machine;
+* each also with ``_retraining`` appended, over the ticks while a retrain was running;
 * ``focuscrawl/relevance/retrains``, ``…/retrain_failures``, ``…/retrain_worker_deaths``,
   ``…/retrain_fit_seconds`` (the longest fit), read from the model when the spider closes.
 """
@@ -60,39 +63,55 @@ class ReactorLag:
         self.interval = interval
         self.all = _Lag()
         self.retraining = _Lag()
+        self.busy = _Lag()
+        self.busy_retraining = _Lag()
         self._loop: Any = None
         self._expected = 0.0
+        self._cpu = 0.0
 
     def start(self) -> None:
         from twisted.internet import task
 
         self._loop = task.LoopingCall(self._tick)
         self._expected = time.monotonic() + self.interval
+        self._cpu = time.process_time()
         self._loop.start(self.interval, now=False)
 
     def _tick(self) -> None:
         now = time.monotonic()
+        cpu = time.process_time()
         ms = max(0.0, (now - self._expected) * 1000)
+        # the part of the lag this process was busy for (any of its threads): a lag the OS
+        # caused by running other processes on an over-committed machine is not counted
+        busy = min(ms, (cpu - self._cpu) * 1000)
         self._expected = now + self.interval
+        self._cpu = cpu
         self.all.add(ms)
+        self.busy.add(busy)
         if getattr(self.model(), "retraining", False):
             self.retraining.add(ms)
+            self.busy_retraining.add(busy)
 
     def stop(self) -> None:
         if self._loop is not None and self._loop.running:
             self._loop.stop()
         self._loop = None
-        for suffix, lag in (("", self.all), ("_retraining", self.retraining)):
+        for name, suffix, lag in (
+            ("lag", "", self.all),
+            ("lag", "_retraining", self.retraining),
+            ("busy_lag", "", self.busy),
+            ("busy_lag", "_retraining", self.busy_retraining),
+        ):
             if not lag.count:
                 continue
-            self.stats.set_value(f"focuscrawl/reactor/lag_max_ms{suffix}", round(lag.max, 1))
-            self.stats.set_value(
-                f"focuscrawl/reactor/lag_mean_ms{suffix}", round(lag.total / lag.count, 2)
-            )
+            prefix = f"focuscrawl/reactor/{name}"
+            self.stats.set_value(f"{prefix}_max_ms{suffix}", round(lag.max, 1))
+            self.stats.set_value(f"{prefix}_mean_ms{suffix}", round(lag.total / lag.count, 2))
             p99 = sorted(lag.values)[min(lag.count - 1, int(0.99 * lag.count))]
-            self.stats.set_value(f"focuscrawl/reactor/lag_p99_ms{suffix}", round(p99, 1))
-            self.stats.set_value(f"focuscrawl/reactor/lag_over_50ms{suffix}", lag.over)
-            self.stats.set_value(f"focuscrawl/reactor/ticks{suffix}", lag.count)
+            self.stats.set_value(f"{prefix}_p99_ms{suffix}", round(p99, 1))
+            self.stats.set_value(f"{prefix}_over_50ms{suffix}", lag.over)
+            if name == "lag":
+                self.stats.set_value(f"focuscrawl/reactor/ticks{suffix}", lag.count)
         model = self.model()
         for attr, name in (
             ("retrains", "retrains"),

@@ -204,7 +204,7 @@ def speed(corpus_html: Sequence[tuple[str, bytes]], models: dict[str, object]) -
 
 
 def retrain_stall(pages: Sequence, keywords: Sequence[str], every: int = 1000) -> list[dict]:
-    """How long the crawling thread stalls per page while a retrain runs in the worker thread.
+    """How long the crawling thread stalls per page while a retrain runs in the worker process.
 
     The crawl is simulated by scoring and observing ``pages`` one at a time (what the spider
     does per response); each iteration's wall time is recorded, first with no retraining, then
@@ -238,7 +238,7 @@ def retrain_stall(pages: Sequence, keywords: Sequence[str], every: int = 1000) -
     rows = []
     for name, t, fit in (
         ("no retraining", baseline, 0.0),
-        ("retraining in worker thread", during, busy.last_fit_seconds),
+        ("retraining in worker process", during, busy.last_fit_seconds),
     ):
         arr = np.array(t)
         rows.append(

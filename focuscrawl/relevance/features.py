@@ -135,23 +135,26 @@ class LinearTermScorer:
         self, vocabulary: Mapping[str, int], idf: np.ndarray, weights: np.ndarray, intercept: float
     ) -> None:
         self.intercept = float(intercept)
-        # term → (idf, weight * idf): one dict lookup per distinct term of a page
-        self._table: dict[str, tuple[float, float]] = {
-            t: (float(idf[j]), float(weights[j] * idf[j])) for t, j in vocabulary.items()
-        }
+        # term → column, and per column idf and weight * idf as Python lists (list indexing is
+        # fast; a second term → tuple dict would double what a retrained model costs to unpickle)
+        self._columns = vocabulary
+        self._idf: list[float] = np.asarray(idf, dtype=float).tolist()
+        self._widf: list[float] = (np.asarray(weights, dtype=float) * idf).tolist()
 
     def decision(self, doc: TermCounts) -> float:
-        table = self._table
+        columns = self._columns
+        idf = self._idf
+        widf = self._widf
         dot = 0.0
         sq = 0.0
         for term, count in doc.items():
-            entry = table.get(term)
-            if entry is None or count <= 0:
+            j = columns.get(term)
+            if j is None or count <= 0:
                 continue
             tf = 1.0 + math.log(count) if count >= 1.0 else count
-            x = tf * entry[0]
+            x = tf * idf[j]
             sq += x * x
-            dot += tf * entry[1]
+            dot += tf * widf[j]
         if not sq:
             return -math.inf  # no known term (empty, foreign-language page): no evidence
         return dot / math.sqrt(sq) + self.intercept

@@ -35,7 +35,7 @@ def load_model(
     retrain_every: int = 0,
 ) -> PageScorer:
     """The crawl's model: a trained model file, else cosine to the topic (adaptive when
-    ``adapt``); wrapped to retrain in a worker thread every ``retrain_every`` pages when > 0.
+    ``adapt``); wrapped to retrain in a worker process every ``retrain_every`` pages when > 0.
 
     A model file that is not a focuscrawl model raises :class:`ModelFileError` (a ``ValueError``)
     with a one-line message."""

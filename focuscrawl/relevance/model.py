@@ -114,13 +114,21 @@ class RelevanceModel:
         if self.cosine is not None:
             return self.cosine.score_page(page)
         if self._fast is None:
-            self._fast = FastLinearScorer(
-                self.vocabulary, self.idf, self.coef, self.intercept, self.field_weights
-            )
+            self.prepare()
+        assert self._fast is not None
         decision = self._fast.decision_page(page)
         if decision is None:
             return self.score_page_terms(page)
         return self._calibrate(decision)
+
+    def prepare(self) -> RelevanceModel:
+        """Build the page-scoring tables now rather than on the first page (the online
+        retraining worker does, so the crawl process receives them built)."""
+        if self.cosine is None and self._fast is None:
+            self._fast = FastLinearScorer(
+                self.vocabulary, self.idf, self.coef, self.intercept, self.field_weights
+            )
+        return self
 
     def score_page_terms(self, page: Page) -> float:
         """The page's score through its term counts (the reference for the fast path)."""

@@ -1,31 +1,102 @@
-"""Online retraining during a crawl, off the crawling thread (no Scrapy, no Twisted).
+"""Online retraining during a crawl, in a separate process (no Scrapy, no Twisted).
 
 :class:`RetrainingModel` wraps a model and satisfies ``PageScorer``. Every ``every`` observed
 pages it retrains a PU model (confident pages of the crawl as positives, the rest unlabelled)
-in one worker thread, and swaps the new model in on the next call once training has finished.
-The crawling thread never waits for training: it only appends a page's term counts and checks
-whether a future is done. Training is pure Python (vectorising) interleaved with the crawl by
-the GIL's switch interval, plus liblinear, which runs without the GIL.
+and swaps the new model in on the next page scored once training has finished.
+
+Training runs in a worker process (``multiprocessing``, *spawn*: no fork of a running reactor),
+so it never holds the crawl's GIL. A training thread in the same process did: its pure-Python
+vectorising took turns with the crawl and stalled the reactor for hundreds of milliseconds
+(a test-web crawl: 316 ms at worst, 93 ms on average while a retrain ran). The crawl thread
+only
+
+* puts each observed page on the worker's queue as its field texts (a few strings: pickling
+  them is a copy; a feeder thread writes them to the pipe), and
+* on each page scored, polls the result queue without blocking; a finished model arrives
+  pickled with its scoring tables already built (see :meth:`RelevanceModel.prepare`).
+
+The worker keeps the training window (the last ``window`` positives and unlabelled pages), so
+nothing is sent in bulk. It fits in a thread of its own while it goes on reading pages, at a
+lower CPU priority (``niceness``) than the crawl. If the worker dies (killed, out of memory),
+the crawl logs it, counts it in ``worker_deaths`` and ``failures``, keeps the current model and
+starts a new worker, whose window fills again from the pages that follow.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import multiprocessing as mp
+import os
+import queue
+import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from focuscrawl.blocks.model import Page
+from focuscrawl.relevance import rules
 from focuscrawl.relevance.base import PageScorer
-from focuscrawl.relevance.features import TermCounts, page_terms
-from focuscrawl.relevance.model import RelevanceModel
-from focuscrawl.relevance.train import MIN_UNLABELED, train_pu
+from focuscrawl.relevance.fastscore import field_groups
+from focuscrawl.relevance.features import TermCounts, fast_tokens
 
 log = logging.getLogger(__name__)
 
 CONFIDENT_FACTOR = 1.5
 CONFIDENT_MAX = 0.9
+MIN_UNLABELED = 10  # as focuscrawl.relevance.train.MIN_UNLABELED (not imported: sklearn)
+
+Groups = list[tuple[float, str]]
+
+
+def group_terms(groups: Groups) -> TermCounts:
+    """``page_terms`` of a page from its :func:`field_groups` (same counts, up to the order
+    in which weights are summed)."""
+    counts: TermCounts = {}
+    for weight, text in groups:
+        for w in fast_tokens(text):
+            counts[w] = counts.get(w, 0.0) + weight
+    return counts
+
+
+def _fit_and_send(
+    outbox: Any, seq: int, positives: list[Groups], unlabeled: list[Groups], keywords: list[str]
+) -> None:
+    from focuscrawl.relevance.train import train_pu
+
+    t0 = time.perf_counter()
+    try:
+        model = train_pu(
+            [group_terms(g) for g in positives], [group_terms(g) for g in unlabeled], keywords
+        )
+        model.prepare()  # scoring tables built here, not in the crawl process
+        outbox.put(("model", seq, model, time.perf_counter() - t0, len(positives), len(unlabeled)))
+    except Exception as exc:  # reported to the crawl, which keeps its model
+        outbox.put(("error", seq, f"{exc.__class__.__name__}: {exc}"))
+
+
+def serve(inbox: Any, outbox: Any, keywords: list[str], window: int, niceness: int) -> None:
+    """The worker process: keep the window of pages; fit when asked, in a thread."""
+    with contextlib.suppress(OSError):
+        os.nice(niceness)
+    outbox.cancel_join_thread()  # exit without waiting for the crawl to read a pending model
+    positives: deque[Groups] = deque(maxlen=window)
+    unlabeled: deque[Groups] = deque(maxlen=window)
+    fitting: threading.Thread | None = None
+    while True:
+        msg = inbox.get()
+        if msg[0] == "page":
+            (positives if msg[1] else unlabeled).append(msg[2])
+        elif msg[0] == "fit":
+            if fitting is not None and fitting.is_alive():
+                outbox.put(("error", msg[1], "a retrain is already running"))
+                continue
+            args = (outbox, msg[1], list(positives), list(unlabeled), keywords)
+            fitting = threading.Thread(target=_fit_and_send, args=args, daemon=True)
+            fitting.start()
+        elif msg[0] == "stop":
+            return
 
 
 class RetrainingModel:
@@ -38,20 +109,28 @@ class RetrainingModel:
         confident: float | None = None,
         window: int = 5000,
         min_positives: int = 5,
+        niceness: int = 10,
     ) -> None:
         self.model = model
         self.keywords = list(keywords)
         self.every = every
         self.confident = confident
+        self.window = window
         self.min_positives = min_positives
-        self.positives: deque[TermCounts] = deque(maxlen=window)
-        self.unlabeled: deque[TermCounts] = deque(maxlen=window)
+        self.niceness = niceness
+        self.n_positives = 0  # pages in the worker's window
+        self.n_unlabeled = 0
         self.seen = 0
         self.retrains = 0
         self.failures = 0
+        self.worker_deaths = 0
         self.last_fit_seconds = 0.0
-        self._executor: ThreadPoolExecutor | None = None
-        self._future: Future[RelevanceModel] | None = None
+        self.max_fit_seconds = 0.0
+        self._proc: Any = None
+        self._inbox: Any = None
+        self._outbox: Any = None
+        self._pending: int | None = None  # the fit asked for and not answered
+        self._seq = 0
 
     @property
     def threshold(self) -> float:  # type: ignore[override]
@@ -66,11 +145,11 @@ class RetrainingModel:
     @property
     def retraining(self) -> bool:
         """True while a retrain is running."""
-        return self._future is not None and not self._future.done()
+        return self._pending is not None
 
     @property
-    def max_fit_seconds(self) -> float:
-        return self.last_fit_seconds
+    def worker_pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
 
     def confident_score(self) -> float:
         """A page at least this relevant is a positive: ``confident`` when given, else
@@ -80,20 +159,82 @@ class RetrainingModel:
             return self.confident
         return min(CONFIDENT_MAX, CONFIDENT_FACTOR * self.model.threshold)
 
-    def _swap(self) -> None:
-        fut = self._future
-        if fut is None or not fut.done():
-            return
-        self._future = None
-        try:
-            self.model = fut.result()
-            self.retrains += 1
-        except Exception:  # a failed retrain keeps the current model; the crawl goes on
-            self.failures += 1
-            log.exception("online retraining failed; keeping the current model")
+    # --- the worker ------------------------------------------------------------------------
+    def _start_worker(self) -> None:
+        ctx = mp.get_context("spawn")
+        self._inbox, self._outbox = ctx.Queue(), ctx.Queue()
+        self._proc = ctx.Process(
+            target=serve,
+            args=(self._inbox, self._outbox, self.keywords, self.window, self.niceness),
+            name="focuscrawl-retrain",
+            daemon=True,
+        )
+        self._proc.start()
+        self.n_positives = self.n_unlabeled = 0
 
+    def _discard_worker(self) -> None:
+        for q in (self._inbox, self._outbox):
+            if q is not None:
+                q.cancel_join_thread()
+                q.close()
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.terminate()
+            self._proc.join(timeout=5)
+        self._proc = self._inbox = self._outbox = None
+        self._pending = None
+
+    def _worker_died(self) -> None:
+        code = self._proc.exitcode if self._proc is not None else None
+        self.worker_deaths += 1
+        self.failures += 1
+        log.error(
+            "online retraining worker died (exit code %s); keeping the current model and "
+            "starting a new worker",
+            code,
+        )
+        self._discard_worker()
+
+    def _alive(self) -> bool:
+        if self._proc is None:
+            return False
+        if self._proc.is_alive():
+            return True
+        self._worker_died()
+        return False
+
+    def _handle(self, msg: tuple) -> None:
+        if msg[1] != self._pending:
+            return  # an answer to a request given up on
+        self._pending = None
+        if msg[0] == "model":
+            self.model = msg[2]
+            self.retrains += 1
+            self.last_fit_seconds = msg[3]
+            self.max_fit_seconds = max(self.max_fit_seconds, msg[3])
+            log.info(
+                "retrained on %d confident and %d other pages in %.2fs (worker process)",
+                msg[4],
+                msg[5],
+                msg[3],
+            )
+        else:
+            self.failures += 1
+            log.error("online retraining failed (%s); keeping the current model", msg[2])
+
+    def _poll(self) -> None:
+        if self._pending is None:
+            return
+        try:
+            msg = self._outbox.get_nowait()
+        except queue.Empty:
+            self._alive()  # a dead worker: counted, the current model stays
+            return
+        self._handle(msg)
+
+    # --- PageScorer ------------------------------------------------------------------------
     def score_page(self, page: Page) -> float:
-        self._swap()
+        self._poll()
         return self.model.score_page(page)
 
     def score_text(self, text: str) -> float:
@@ -107,44 +248,49 @@ class RetrainingModel:
 
     def observe(self, page: Page, relevance: float) -> None:
         self.model.observe(page, relevance)
-        terms = page_terms(page)
-        if not terms:
+        groups = field_groups(page, rules.FIELD_WEIGHTS)
+        if not groups:
             return
-        (self.positives if relevance >= self.confident_score() else self.unlabeled).append(terms)
+        if self._proc is None:
+            self._start_worker()
+        positive = relevance >= self.confident_score()
+        self._inbox.put(("page", positive, groups))
+        if positive:
+            self.n_positives = min(self.window, self.n_positives + 1)
+        else:
+            self.n_unlabeled = min(self.window, self.n_unlabeled + 1)
         self.seen += 1
         if self.seen % self.every == 0:
             self.start_retrain()
 
     def start_retrain(self) -> bool:
-        """Start a retrain in the worker thread; False when one is running or data is short."""
-        if self._future is not None and not self._future.done():
+        """Ask the worker for a retrain; False when one is running or data is short."""
+        if self._pending is not None or not self._alive():
             return False
-        if len(self.positives) < self.min_positives or len(self.unlabeled) < MIN_UNLABELED:
+        if self.n_positives < self.min_positives or self.n_unlabeled < MIN_UNLABELED:
             return False
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="retrain")
-        self._future = self._executor.submit(self._fit, list(self.positives), list(self.unlabeled))
+        self._seq += 1
+        self._pending = self._seq
+        self._inbox.put(("fit", self._seq))
         return True
 
-    def _fit(self, positives: list[TermCounts], unlabeled: list[TermCounts]) -> RelevanceModel:
-        t0 = time.perf_counter()
-        model = train_pu(positives, unlabeled, self.keywords)
-        self.last_fit_seconds = time.perf_counter() - t0
-        log.info(
-            "retrained on %d confident and %d other pages in %.2fs",
-            len(positives),
-            len(unlabeled),
-            self.last_fit_seconds,
-        )
-        return model
-
-    def wait(self) -> None:
-        """Block until a running retrain is done and swap it in (tests, shutdown)."""
-        if self._future is not None:
-            self._future.exception()
-            self._swap()
+    def wait(self, timeout: float = 300.0) -> None:
+        """Block until a running retrain is answered and swap it in (tests, benchmarks)."""
+        deadline = time.monotonic() + timeout
+        while self._pending is not None and time.monotonic() < deadline:
+            try:
+                msg = self._outbox.get(timeout=0.2)
+            except queue.Empty:
+                self._alive()
+                continue
+            self._handle(msg)
 
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
+        """Stop the worker (a fit in progress is abandoned)."""
+        if self._proc is None:
+            return
+        try:
+            self._inbox.put(("stop",))
+            self._proc.join(timeout=2)
+        finally:
+            self._discard_worker()

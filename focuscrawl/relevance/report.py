@@ -40,12 +40,14 @@ def run_all(
     categories: Sequence[str] = (),
     pso_seeds: int = 10,
     speed_pages: int = 300,
+    stall_pages: int = 4000,
+    stall_every: int = 1000,
 ) -> str:
     sections: list[str] = []
     if "crawlstall" in parts:  # a crawl of the test web: needs no corpus
         sections.append(
             "## Online retraining in a real crawl: the reactor's lag (crawl stats)\n\n"
-            + crawl_stall()
+            + crawl_stall(stall_pages, stall_every)
         )
     if not set(parts) & {"table", "pso", "drift", "speed", "retrain"}:
         return "\n\n".join(sections)
@@ -84,7 +86,7 @@ def run_all(
     if "retrain" in parts:
         sections.append(
             "## Online retraining: crawl-thread time per page while a PU model "
-            "retrains in the worker thread (every 1,000 pages)\n\n"
+            "retrains in the worker process (every 1,000 pages)\n\n"
             + markdown(ex.retrain_stall(corpus.pages[::4], ["birds"], every=1000))
         )
     if "speed" in parts:
@@ -120,13 +122,18 @@ def speed_section(root: Path, corpus: ev.Corpus, n: int, seed: int) -> str:
 CRAWL_STALL_STATS = (
     "response_received_count",
     "elapsed_time_seconds",
-    "focuscrawl/reactor/lag_max_ms",
+    "focuscrawl/reactor/lag_mean_ms",
     "focuscrawl/reactor/lag_p99_ms",
+    "focuscrawl/reactor/lag_max_ms",
     "focuscrawl/reactor/lag_over_50ms",
-    "focuscrawl/reactor/lag_max_ms_retraining",
-    "focuscrawl/reactor/lag_p99_ms_retraining",
+    "focuscrawl/reactor/busy_lag_p99_ms",
+    "focuscrawl/reactor/busy_lag_max_ms",
     "focuscrawl/reactor/lag_mean_ms_retraining",
+    "focuscrawl/reactor/lag_p99_ms_retraining",
+    "focuscrawl/reactor/lag_max_ms_retraining",
     "focuscrawl/reactor/lag_over_50ms_retraining",
+    "focuscrawl/reactor/busy_lag_p99_ms_retraining",
+    "focuscrawl/reactor/busy_lag_max_ms_retraining",
     "focuscrawl/reactor/ticks_retraining",
     "focuscrawl/relevance/retrains",
     "focuscrawl/relevance/retrain_failures",
@@ -134,7 +141,7 @@ CRAWL_STALL_STATS = (
 )
 
 
-def crawl_stall(pages: int = 3000, every: int = 1000, corpus: str = "synthetic") -> str:
+def crawl_stall(pages: int = 4000, every: int = 1000, corpus: str = "synthetic") -> str:
     """A real crawl of the local test web (``scrapy crawl topical``), without and with online
     retraining every ``every`` pages; the reactor-lag stats the crawl records itself."""
     import json
