@@ -109,6 +109,36 @@ _add(
     "Shark-Search γ: weight of the inherited score against the neighbourhood score.",
 )
 _add(
+    "FOCUSCRAWL_SHARK_VOTES",
+    0.5,
+    "In-link votes (Shark-Search strategies): weight of the summed scaled relevance of the relevant pages linking to a URL; 0 turns votes off.",
+)
+_add(
+    "FOCUSCRAWL_SHARK_VOTE_SATURATION",
+    0.5,
+    "Soft cap of the in-link vote total (`s·(1 − e^(−total/s))`), so that a hub linked from every relevant page cannot outrank every on-topic anchor; 0: the plain sum.",
+)
+_add(
+    "FOCUSCRAWL_SHARK_VOTE_GATED",
+    False,
+    "Weight a URL's vote bonus by its link's own anchor/context score, so that votes lift only on-topic-looking links (better where the topic continues behind irrelevant pages, as on the synthetic web; worse on Wikispeedia).",
+)
+_add(
+    "FOCUSCRAWL_SHARK_BLOCK_MIX",
+    0.5,
+    "`sharksearch-blocks*`: share of the enclosing link block's relevance in a link's context score.",
+)
+_add(
+    "FOCUSCRAWL_SHARK_NOISE_FLOOR",
+    0.3,
+    "`sharksearch-blocks*`: score multiplier of a link whose block weight is 0 (navigation, noise); 1 ignores block weights.",
+)
+_add(
+    "FOCUSCRAWL_SHARK_NORMALIZE",
+    True,
+    "Page relevance enters link scores as a fraction of the seed pages' mean relevance (one scale with the anchor and context scores).",
+)
+_add(
     "FOCUSCRAWL_TUNNEL_GREY",
     True,
     "Grey tunneling: links in relevant blocks of an irrelevant page are scored from their block.",
@@ -122,6 +152,11 @@ _add(
     "FOCUSCRAWL_TUNNEL_MAX_DEPTH",
     3,
     "Largest black-tunneling budget (irrelevant hops) a very relevant ancestor grants.",
+)
+_add(
+    "FOCUSCRAWL_TUNNEL_PENALTY",
+    0.1,
+    "Black tunneling: score multiplier per irrelevant hop past the budget.",
 )
 
 # --- page partition (blocks) -------------------------------------------------------------

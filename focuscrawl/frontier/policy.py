@@ -11,7 +11,7 @@ from typing import Any
 
 from focuscrawl.blocks.model import Page
 from focuscrawl.frontier.linkmemory import LinkMemory
-from focuscrawl.frontier.scoring import LinkScorer, ParentState, SharkParams
+from focuscrawl.frontier.scoring import LinkScorer, ParentState, SharkParams, vote_bonus
 from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.relevance.base import PageScorer
 
@@ -87,7 +87,8 @@ class CrawlPolicy:
         )
         memory, limits, skipped = self.memory, self.limits, self.skipped
         clean_cache = self._clean_cache
-        vote_weight = self.scorer.p.votes if self.scorer.strategy.startswith("shark") else 0.0
+        p = self.scorer.p
+        vote_weight = p.votes if self.scorer.strategy.startswith("shark") else 0.0
         vote = self.scorer.page_score(judgement.relevance) if judgement.relevant else 0.0
         votes, voted = self._votes, set()
         if vote_weight and len(votes) > self.memory.max_urls:
@@ -111,9 +112,11 @@ class CrawlPolicy:
                 if key not in voted:  # one vote per linking page
                     voted.add(key)
                     total = votes[key] = total + vote
-                score += vote_weight * total
+                bonus = vote_bonus(total, p)
+                score += bonus * child.get("nb", 1.0) if p.vote_gated else bonus
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
+            child.pop("nb", None)
             child["par"] = url
             child["score"] = score
             yield target, score, child

@@ -30,6 +30,21 @@ class SharkParams:
     tunnel_penalty: float = 0.1  # score multiplier per hop past the tunneling budget
     normalize: bool = True  # page relevance as a fraction of the reference (seed) relevance
     votes: float = 0.5  # weight of the summed relevance of the relevant pages linking to a URL
+    # > 0: the vote total saturates, s·(1 − exp(−total/s)) (at most s), so that a generic hub
+    # linked from every relevant page cannot outrank every on-topic anchor; 0: the plain sum
+    vote_saturation: float = 0.5
+    # True: the vote bonus is weighted by the link's own neighbourhood score (anchor and
+    # context), so that votes lift on-topic-looking links only, not every link out of a cluster
+    # of relevant pages (better where the topic continues behind irrelevant bridge pages)
+    vote_gated: bool = False
+
+
+def vote_bonus(total: float, params: SharkParams) -> float:
+    """The score a URL gains from the (scaled) relevance total of the relevant pages linking to it."""
+    s = params.vote_saturation
+    if s > 0:
+        total = s * -math.expm1(-total / s)
+    return params.votes * total
 
 
 @dataclass(slots=True)
@@ -134,4 +149,5 @@ class LinkScorer:
             score = p.gamma * inherited + (1 - p.gamma) * neighbourhood
             if self.tunnel and p.black and budget < 0:
                 score *= p.tunnel_penalty**-budget  # a soft decay per hop past the budget
-            yield link, score, {"d": depth, "inh": round(inherited, 6), "tb": budget}
+            child = {"d": depth, "inh": round(inherited, 6), "tb": budget, "nb": neighbourhood}
+            yield link, score, child

@@ -82,6 +82,13 @@ class TopicalSpider(Spider):
                 grey=s.getbool("FOCUSCRAWL_TUNNEL_GREY"),
                 black=s.getbool("FOCUSCRAWL_TUNNEL_BLACK"),
                 tunnel_max_depth=s.getint("FOCUSCRAWL_TUNNEL_MAX_DEPTH"),
+                tunnel_penalty=s.getfloat("FOCUSCRAWL_TUNNEL_PENALTY"),
+                votes=s.getfloat("FOCUSCRAWL_SHARK_VOTES"),
+                vote_saturation=s.getfloat("FOCUSCRAWL_SHARK_VOTE_SATURATION"),
+                vote_gated=s.getbool("FOCUSCRAWL_SHARK_VOTE_GATED"),
+                block_mix=s.getfloat("FOCUSCRAWL_SHARK_BLOCK_MIX"),
+                noise_floor=s.getfloat("FOCUSCRAWL_SHARK_NOISE_FLOOR"),
+                normalize=s.getbool("FOCUSCRAWL_SHARK_NORMALIZE"),
             ),
             TrapLimits(
                 max_length=s.getint("FOCUSCRAWL_MAX_URL_LENGTH"),
