@@ -11,8 +11,13 @@ turned into Python strings.
 """
 
 from libc.stdlib cimport calloc, free, realloc
-from libc.string cimport memset, strcmp
+from libc.string cimport memset, strcmp, strlen
 from cpython.unicode cimport Py_UNICODE_ISSPACE
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object) 
+    void* PyUnicode_DATA(object)
+    Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) noexcept nogil
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
@@ -213,6 +218,19 @@ cdef class RawLink:
     cdef public bint nofollow
 
 
+cdef inline str _attr_value(xmlNode* c, xmlAttr* attr):
+    """``cetree.attributeValue``: the common case (one text child, as libxml2's own fast path
+    in xmlGetNsProp) read directly, anything else through lxml."""
+    cdef xmlNode* child = attr.children
+    cdef const char* content
+    if child is NULL:
+        return ""
+    if child.next is NULL and child.type == tree.XML_TEXT_NODE and child.content is not NULL:
+        content = <const char*>child.content
+        return content[:strlen(content)].decode("utf-8")
+    return cetree.attributeValue(c, attr)
+
+
 cdef inline bint _is_text(xmlNode* c) noexcept nogil:
     return c.type == tree.XML_TEXT_NODE or c.type == tree.XML_CDATA_SECTION_NODE
 
@@ -376,21 +394,21 @@ cdef class _Walker:
             if attr.ns is NULL or attr.ns.href is NULL:
                 name = <const char*>attr.name
                 if strcmp(name, "class") == 0:
-                    cls = cetree.attributeValue(c, attr)
+                    cls = _attr_value(c, attr)
                 elif strcmp(name, "href") == 0:
-                    href = cetree.attributeValue(c, attr)
+                    href = _attr_value(c, attr)
                 elif strcmp(name, "id") == 0:
-                    el_id = cetree.attributeValue(c, attr)
+                    el_id = _attr_value(c, attr)
                 elif strcmp(name, "style") == 0:
-                    style = cetree.attributeValue(c, attr)
+                    style = _attr_value(c, attr)
                 elif strcmp(name, "rel") == 0:
-                    rel = cetree.attributeValue(c, attr)
+                    rel = _attr_value(c, attr)
                 elif strcmp(name, "src") == 0:
-                    src = cetree.attributeValue(c, attr)
+                    src = _attr_value(c, attr)
                 elif strcmp(name, "hidden") == 0:
                     hidden = True
                 elif strcmp(name, "aria-hidden") == 0:
-                    if cetree.attributeValue(c, attr) == "true":
+                    if _attr_value(c, attr) == "true":
                         hidden = True
             attr = attr.next
         if cls or el_id:
@@ -690,7 +708,7 @@ def names_in_use(root):
     cdef xmlNode* c = top
     cdef xmlNode* nxt
     cdef xmlAttr* attr
-    cdef set classes = set()
+    cdef list values = []
     cdef set ids = set()
     cdef const char* name
     while c is not NULL:
@@ -700,9 +718,9 @@ def names_in_use(root):
                 if attr.ns is NULL:
                     name = <const char*>attr.name
                     if strcmp(name, "class") == 0:
-                        classes.update(cetree.attributeValue(c, attr).split())
+                        values.append(_attr_value(c, attr))
                     elif strcmp(name, "id") == 0:
-                        ids.add(cetree.attributeValue(c, attr))
+                        ids.add(_attr_value(c, attr))
                 attr = attr.next
             nxt = c.children
             if nxt is not NULL:
@@ -714,7 +732,7 @@ def names_in_use(root):
         if c is top:
             break
         c = c.next
-    return classes, ids
+    return set(" ".join(values).split()), ids
 
 
 def prelude(root):
@@ -748,7 +766,7 @@ def prelude(root):
                 while attr is not NULL:
                     if attr.ns is NULL and strcmp(<const char*>attr.name, "href") == 0:
                         have_base = True
-                        base = cetree.attributeValue(c, attr)
+                        base = _attr_value(c, attr)
                         break
                     attr = attr.next
         if c.type == tree.XML_ELEMENT_NODE:
@@ -764,11 +782,12 @@ def prelude(root):
     return title, base, sheets
 
 
-cdef inline Py_ssize_t _at(str s, Py_ssize_t i, Py_ssize_t n, const char* word):
-    """``len(word)`` when ``s[i:].startswith(word)`` (``word`` ASCII), else 0."""
+cdef inline Py_ssize_t _at(int kind, const void* data, Py_ssize_t i, Py_ssize_t n,
+                           const char* word) noexcept:
+    """``len(word)`` when the text starts with ``word`` (ASCII) at ``i``, else 0."""
     cdef Py_ssize_t k = 0
     while word[k] != 0:
-        if i + k >= n or s[i + k] != <Py_UCS4>word[k]:
+        if i + k >= n or PyUnicode_READ(kind, data, i + k) != <Py_UCS4>word[k]:
             return 0
         k += 1
     return k
@@ -784,37 +803,39 @@ def cue_starts(str text):
     """``[m.start() for m in css._CUE.finditer(text)]`` (the hiding / floating declarations)."""
     cdef list out = []
     cdef Py_ssize_t n = len(text), i = 0, j, m, k
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
     cdef Py_UCS4 ch
     cdef int w
     while i < n:
-        ch = text[i]
-        if ch == u"d":
+        ch = PyUnicode_READ(kind, data, i)
+        if ch == 100:  # d
             w = 0
-        elif ch == u"v":
+        elif ch == 118:  # v
             w = 1
-        elif ch == u"f":
+        elif ch == 102:  # f
             w = 2
-        elif ch == u"p":
+        elif ch == 112:  # p
             w = 3
         else:
             i += 1
             continue
-        m = _at(text, i, n, _CUE_WORDS[w])
+        m = _at(kind, data, i, n, _CUE_WORDS[w])
         if m == 0:
             i += 1
             continue
         j = i + m
-        while j < n and Py_UNICODE_ISSPACE(text[j]):
+        while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
             j += 1
-        if j >= n or text[j] != u":":
+        if j >= n or PyUnicode_READ(kind, data, j) != 58:  # :
             i += 1
             continue
         j += 1
-        while j < n and Py_UNICODE_ISSPACE(text[j]):
+        while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
             j += 1
         m = 0
         for k in range(7):
-            m = _at(text, j, n, _CUE_VALUES[k])
+            m = _at(kind, data, j, n, _CUE_VALUES[k])
             if m:
                 break
         if m:
