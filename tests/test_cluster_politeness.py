@@ -89,3 +89,27 @@ def test_busy_answers_from_memory_within_its_ttl(redis_url: str, redis_client) -
     assert not a.busy("h.test")
     a.close()
     b.close()
+
+
+def test_deferred_release_goes_with_the_next_round_trip(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """With defer_release, a release is sent with the gate's next call (or flush/close), not
+    on its own: until then other workers still see the slot taken."""
+    a = HostGate(redis_url, "fctest:pol", concurrency=1, defer_release=True)
+    b = HostGate(redis_url, "fctest:pol", concurrency=1)
+    a.open()
+    b.open()
+    assert a.acquire("h.test", "a1") == 0.0
+    a.release("h.test", "a1")
+    assert b.busy("h.test")  # not sent yet
+    assert not a.busy("h.test")  # a's own call sends it first
+    assert not b.busy("h.test")
+    assert a.acquire("h.test", "a2") == 0.0
+    a.release("h.test", "a2")
+    a.flush()
+    assert b.acquire("h.test", "b1") == 0.0
+    b.release("h.test", "b1")
+    assert a.acquire("g.test", "a3") == 0.0
+    a.release("g.test", "a3")
+    a.close()  # sends what is left
+    assert b.in_use("g.test") == 0
+    b.close()

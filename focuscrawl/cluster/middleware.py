@@ -16,7 +16,7 @@ from scrapy import Request, Spider, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import reactor
+from twisted.internet import reactor, task
 from twisted.internet.task import deferLater
 
 from focuscrawl.cluster.politeness import HostGate
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 SLOT_META = "_focuscrawl_host_slot"
+RELEASE_EVERY = 0.1  # seconds a released host slot may wait for the next round trip
 
 
 class ClusterPolitenessMiddleware:
@@ -38,6 +39,7 @@ class ClusterPolitenessMiddleware:
         self.user_agent = user_agent
         self._tokens = itertools.count()
         self._worker = ""
+        self._flusher: task.LoopingCall | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusterPolitenessMiddleware:
@@ -56,6 +58,7 @@ class ClusterPolitenessMiddleware:
             max_delay=s.getfloat("FOCUSCRAWL_CLUSTER_MAX_CRAWL_DELAY"),
             hold=s.getfloat("DOWNLOAD_TIMEOUT") + 30.0,
             busy_ttl=0.05,  # the scheduler asks before every pop: one round trip per 50 ms
+            defer_release=True,  # sent with the next acquire, or within RELEASE_EVERY seconds
         )
         mw = cls(crawler, gate, s.get("USER_AGENT") or "*")
         crawler.signals.connect(mw.spider_opened, signals.spider_opened)
@@ -64,12 +67,25 @@ class ClusterPolitenessMiddleware:
 
     def spider_opened(self, spider: Spider) -> None:
         self.gate.open()
+        self._flusher = task.LoopingCall(self._flush_releases)
+        self._flusher.start(RELEASE_EVERY, now=False)
         self._worker = worker_id()
         # the scheduler's busy() can consult it: pop around hosts whose cluster slots are full
         self.crawler.focuscrawl_host_gate = self.gate  # type: ignore[attr-defined]
 
     def spider_closed(self, spider: Spider) -> None:
+        if self._flusher is not None and self._flusher.running:
+            self._flusher.stop()
+        self._flush_releases()
         self.gate.close()
+
+    def _flush_releases(self) -> None:
+        import redis
+
+        try:
+            self.gate.flush()
+        except redis.RedisError as exc:  # the slots' own deadlines free them
+            logger.warning("Host slots not released (%s); they expire by themselves", exc)
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if _is_robots(request):

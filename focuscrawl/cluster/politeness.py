@@ -64,6 +64,7 @@ class HostGate:
         hold: float = 210.0,
         full_wait: float = 0.05,
         busy_ttl: float = 0.0,
+        defer_release: bool = False,
     ) -> None:
         self.url = url
         self.prefix = prefix
@@ -76,6 +77,10 @@ class HostGate:
         # still enforces the limits, so a stale "not busy" only makes one request wait)
         self.busy_ttl = busy_ttl
         self._busy_cache: dict[str, tuple[float, bool]] = {}
+        # releases held until the next round trip (acquire, busy or flush()) and sent with it;
+        # the owner calls flush() every so often so an idle worker's slots free up too
+        self.defer_release = defer_release
+        self._released: list[tuple[str, str]] = []
         self._client: Any = None
         self._acquire: Any = None
         self._busy: Any = None
@@ -89,6 +94,7 @@ class HostGate:
 
     def close(self) -> None:
         if self._client is not None:
+            self.flush()
             self._client.close()
             self._client = None
 
@@ -98,24 +104,53 @@ class HostGate:
     def acquire(self, host: str, token: str) -> float:
         """Take a slot of ``host`` for ``token``: 0.0 when taken, else seconds to wait first."""
         self._busy_cache.pop(host, None)
-        wait = float(self._acquire(keys=[], args=[*self._args(host), token]))
+        wait = float(self._call(self._acquire, [*self._args(host), token]))
         return self.full_wait if wait < 0 else max(wait, 0.001) if wait > 0 else 0.0
 
     def release(self, host: str, token: str) -> None:
         self._busy_cache.pop(host, None)
-        self._client.zrem(f"{self.prefix}:pol:a:{host}", token)
+        if self.defer_release:
+            self._released.append((host, token))
+        else:
+            self._client.zrem(f"{self.prefix}:pol:a:{host}", token)
+
+    def flush(self) -> None:
+        """Send the deferred releases now."""
+        if self._released and self._client is not None:
+            pipe = self._client.pipeline(transaction=False)
+            self._queue_releases(pipe)
+            pipe.execute()
+
+    def _queue_releases(self, pipe: Any) -> None:
+        released, self._released = self._released, []
+        for host, token in released:
+            pipe.zrem(f"{self.prefix}:pol:a:{host}", token)
+
+    def _call(self, script: Any, args: list[Any]) -> Any:
+        """``script(args)``, with the deferred releases sent before it in the same round trip."""
+        if not self._released:
+            return script(keys=[], args=args)
+        import redis
+
+        pipe = self._client.pipeline(transaction=False)
+        self._queue_releases(pipe)
+        pipe.evalsha(script.sha, 0, *args)
+        try:
+            return pipe.execute()[-1]
+        except redis.exceptions.NoScriptError:  # Redis restarted: the releases went through
+            return script(keys=[], args=args)
 
     def busy(self, host: str) -> bool:
         """True when a new request to ``host`` would have to wait (for the scheduler's pop)."""
         if self.busy_ttl <= 0:
-            return bool(self._busy(keys=[], args=self._args(host)))
+            return bool(self._call(self._busy, self._args(host)))
         now = time.monotonic()
         cached = self._busy_cache.get(host)
         if cached is not None and cached[0] > now:
             return cached[1]
         if len(self._busy_cache) > 10_000:
             self._busy_cache.clear()
-        answer = bool(self._busy(keys=[], args=self._args(host)))
+        answer = bool(self._call(self._busy, self._args(host)))
         self._busy_cache[host] = (now + self.busy_ttl, answer)
         return answer
 
