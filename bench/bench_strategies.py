@@ -188,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="also write the table here")
     parser.add_argument("--plots", type=Path, default=None, help="write <topic>.png here")
     parser.add_argument(
+        "--plot-configs", default=None, help="';'-separated configs to plot (default: all)"
+    )
+    parser.add_argument(
         "--logs",
         type=Path,
         action="append",
@@ -222,8 +225,9 @@ def main(argv: list[str] | None = None) -> int:
                 harvest = value(metrics, args.pages, "harvest_rate")
                 print(f"{t:10s} {c:50s} {cells} harvest {harvest:.3f} ({secs:.0f}s)", flush=True)
     if args.plots:
+        plotted = [c.strip() for c in (args.plot_configs or "").split(";") if c.strip()]
         for t in topics:
-            curves = {c: results[t, c] for c in configs if (t, c) in results}
+            curves = {c: results[t, c] for c in plotted or configs if (t, c) in results}
             kind = "real crawls" if args.logs else "simulated"
             plot(
                 {"topic": TOPICS[t], "corpus": f"wikispeedia, {kind}"},
