@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from focuscrawl.blocks import main_text
 from focuscrawl.blocks.css import inline_hidden, inline_sidebar, parse_sheets
 
@@ -49,3 +52,34 @@ def test_hidden_text_is_not_main_text() -> None:
     assert "owls" in text
     for hidden in ("class hidden", "id hidden", "tag hidden"):
         assert hidden not in text
+
+
+_names = st.sets(st.sampled_from([".a", ".ab", ".a-b", "#a", "#nav", ".nav", ".nav-x", ".\u00e9"]),
+                 min_size=1)  # fmt: skip
+_sheet = st.lists(
+    st.one_of(
+        st.sampled_from([".a", ".ab", ".a-b", "#a", "#nav", ".nav", ".nav-x", ".\u00e9", " ", ",",
+                         "{display:none}", "{display:block}", "{visibility:visible}", "{", "}",
+                         "\n", "x", "_", "-", ".a.ab"]),
+        st.text(max_size=3),
+    ),
+    max_size=60,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(_sheet, _names)
+def test_shown_names_in_one_pass_is_shown_per_name(text: str, names: set[str]) -> None:
+    from focuscrawl.blocks.css import _shown, _shown_names
+
+    assert _shown_names(text, names) == {n for n in names if _shown(text, n)}
+
+
+def test_shown_names_stops_at_the_same_occurrence_as_shown() -> None:
+    from focuscrawl.blocks.css import _MAX_OCCURRENCES, _shown, _shown_names
+
+    late = ".x-y{}" * (_MAX_OCCURRENCES - 1) + ".x {display:block}"  # the 50th .x shows it
+    later = ".x-y{}" * _MAX_OCCURRENCES + ".x {display:block}"  # past the 50 looked at
+    for text in (late, later):
+        assert _shown_names(text, {".x", ".x-y"}) == {n for n in (".x", ".x-y") if _shown(text, n)}
+    assert _shown(late, ".x") and not _shown(later, ".x")

@@ -190,3 +190,27 @@ def test_prelude_and_names_are_the_python_ones(html: str | bytes) -> None:
             continue
         assert prelude(root) == partition_module.prelude_python(root)
         assert names_in_use(root) == partition_module.names_in_use_python(root)
+
+
+def test_case_folding_facts_the_cue_scan_relies_on() -> None:
+    # _cwalk._fold: only U+0130 lower-cases to more than one character; only it and the
+    # Kelvin sign lower-case to ASCII; lower-casing keeps whitespace whitespace.
+    longer, to_ascii = [], []
+    for code in range(0x110000):
+        lowered = chr(code).lower()
+        if len(lowered) != 1:
+            longer.append(code)
+        if code >= 128 and any(ord(x) < 128 for x in lowered):
+            to_ascii.append(code)
+        assert chr(code).isspace() == all(x.isspace() for x in lowered)
+    assert longer == [0x130]
+    assert to_ascii == [0x130, 0x212A]
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(_css_text.map(lambda t: t.upper().replace("K", "\u212a").replace("\u0130", "")))
+def test_folded_cue_scan_is_the_scan_of_the_lowered_text(text: str) -> None:
+    from focuscrawl.blocks._cwalk import cue_starts
+
+    assert cue_starts(text, True) == css.cue_starts_python(text.lower())

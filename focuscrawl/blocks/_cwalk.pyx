@@ -782,12 +782,25 @@ def prelude(root):
     return title, base, sheets
 
 
+cdef inline unsigned int _fold(unsigned int c, bint fold) noexcept nogil:
+    # With fold, the char of ``str.lower()`` as far as ASCII is concerned: only A-Z and the
+    # Kelvin sign lower-case to ASCII letters without changing the length (U+0130 changes it:
+    # the caller keeps such texts away); anything else stays non-ASCII, and whitespace stays
+    # whitespace (tests/test_blocks_cwalk.py checks these facts over all code points).
+    if fold:
+        if c >= 65 and c <= 90:
+            return c + 32
+        if c == 0x212A:
+            return 107
+    return c
+
+
 cdef inline Py_ssize_t _at(int kind, const void* data, Py_ssize_t i, Py_ssize_t n,
-                           const char* word) noexcept:
+                           const char* word, bint fold) noexcept:
     """``len(word)`` when the text starts with ``word`` (ASCII) at ``i``, else 0."""
     cdef Py_ssize_t k = 0
     while word[k] != 0:
-        if i + k >= n or PyUnicode_READ(kind, data, i + k) != <Py_UCS4>word[k]:
+        if i + k >= n or _fold(PyUnicode_READ(kind, data, i + k), fold) != <unsigned int>word[k]:
             return 0
         k += 1
     return k
@@ -799,16 +812,17 @@ cdef const char* _CUE_VALUES[7]
 _CUE_VALUES[:] = [b"none", b"hidden", b"left", b"right", b"fixed", b"absolute", b"sticky"]
 
 
-def cue_starts(str text):
-    """``[m.start() for m in css._CUE.finditer(text)]`` (the hiding / floating declarations)."""
+def cue_starts(str text, bint fold=False):
+    """``[m.start() for m in css._CUE.finditer(text)]`` (the hiding / floating declarations);
+    with ``fold``, those of ``text.lower()`` (``text`` must not hold U+0130)."""
     cdef list out = []
     cdef Py_ssize_t n = len(text), i = 0, j, m, k
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_UCS4 ch
+    cdef unsigned int ch
     cdef int w
     while i < n:
-        ch = PyUnicode_READ(kind, data, i)
+        ch = _fold(PyUnicode_READ(kind, data, i), fold)
         if ch == 100:  # d
             w = 0
         elif ch == 118:  # v
@@ -820,7 +834,7 @@ def cue_starts(str text):
         else:
             i += 1
             continue
-        m = _at(kind, data, i, n, _CUE_WORDS[w])
+        m = _at(kind, data, i, n, _CUE_WORDS[w], fold)
         if m == 0:
             i += 1
             continue
@@ -835,7 +849,7 @@ def cue_starts(str text):
             j += 1
         m = 0
         for k in range(7):
-            m = _at(kind, data, j, n, _CUE_VALUES[k])
+            m = _at(kind, data, j, n, _CUE_VALUES[k], fold)
             if m:
                 break
         if m:

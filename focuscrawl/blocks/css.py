@@ -94,8 +94,13 @@ def parse_sheets(
         out.hidden_ids &= ids
     if out.hidden_classes or out.hidden_ids:
         text = "\n".join(sheets)
-        out.hidden_classes = {n for n in out.hidden_classes if not _shown(text, "." + n)}
-        out.hidden_ids = {n for n in out.hidden_ids if not _shown(text, "#" + n)}
+        names = {"." + n for n in out.hidden_classes} | {"#" + n for n in out.hidden_ids}
+        if len(names) > _ONE_PASS_NAMES:
+            shown = _shown_names(text, names)
+        else:
+            shown = {name for name in names if _shown(text, name)}
+        out.hidden_classes = {n for n in out.hidden_classes if "." + n not in shown}
+        out.hidden_ids = {n for n in out.hidden_ids if "#" + n not in shown}
     return out
 
 
@@ -107,7 +112,7 @@ def _shown(text: str, name: str) -> bool:
     shows it again: the cascade may undo the hiding, so the page is not taken as hiding it."""
     pos = text.find(name)
     seen = 0
-    while pos >= 0 and seen < 50:
+    while pos >= 0 and seen < _MAX_OCCURRENCES:
         seen += 1
         end = pos + len(name)
         if end >= len(text) or not (text[end].isalnum() or text[end] in "-_"):
@@ -117,6 +122,66 @@ def _shown(text: str, name: str) -> bool:
                 return True
         pos = text.find(name, end)
     return False
+
+
+# More hidden names than this are looked up in one pass over the sheets (a pass costs about as
+# much as four _shown scans).
+_ONE_PASS_NAMES = 8
+_MAX_OCCURRENCES = 50  # occurrences of a name looked at by _shown
+
+
+def _shown_names(text: str, names: set[str]) -> set[str]:
+    """``{name for name in names if _shown(text, name)}`` in one pass over ``text``.
+
+    A prefix-factored pattern of the names finds, at each place, the longest name there; the
+    names that are its prefixes are there too (a name is ``[.#]`` and word characters, so two
+    places never overlap). Each name's first occurrences are then checked as ``_shown`` does.
+    """
+    ordered = sorted(names)
+    pattern = re.compile(trie_pattern(ordered))
+    covers = {m: [m[:k] for k in range(2, len(m) + 1) if m[:k] in names] for m in ordered}
+    places: dict[str, list[int]] = {}
+    for m in pattern.finditer(text):
+        for name in covers[m.group()]:
+            found = places.setdefault(name, [])
+            if len(found) < _MAX_OCCURRENCES:
+                found.append(m.start())
+    shown: set[str] = set()
+    size = len(text)
+    for name, found in places.items():
+        for pos in found:
+            end = pos + len(name)
+            if end >= size or not (text[end].isalnum() or text[end] in "-_"):
+                open_at = text.find("{", end)
+                close_at = text.find("}", open_at)
+                if open_at >= 0 and close_at >= 0 and _SHOWN.search(text, open_at, close_at):
+                    shown.add(name)
+                    break
+    return shown
+
+
+def trie_pattern(words: list[str]) -> str:
+    """An alternation of ``words`` factored by common prefixes (``foot(?:er)?|…``).
+
+    It matches what the longest-first alternation ``footer|foot|…`` matches (a word that ends
+    where a longer one goes on is an optional, greedy continuation), but ``re`` no longer tries
+    every word at every position.
+    """
+    trie: dict[str, dict] = {}  # type: ignore[type-arg]
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:  # type: ignore[type-arg]
+        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return "(?:" + body + ")?" if "" in node else body
+
+    return build(trie)
 
 
 def _cue_rules(sheet: str) -> list[tuple[str, str]]:
@@ -133,12 +198,15 @@ def _cue_rules(sheet: str) -> list[tuple[str, str]]:
         text = _COMMENT.sub("", text)
     if "@" in text:
         text = _AT_LINE.sub("", _AT_BLOCK.sub("}", text))
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a non-ASCII case mapping changed the length: offsets shift
-        text = lowered
+    starts = _folded_cue_starts(text) if "\u0130" not in text else None
+    if starts is None:
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a non-ASCII case mapping changed the length
+            text = lowered  # (only U+0130 does): offsets shift, so read the lowered text
+        starts = _cue_starts(lowered)
     found: list[tuple[str, str]] = []
     last_open = -1
-    for pos in _cue_starts(lowered):
+    for pos in starts:
         open_at = text.rfind("{", 0, pos)
         if open_at <= last_open or open_at < text.rfind("}", 0, pos):
             continue  # same rule as the previous cue, or not inside a rule body
@@ -157,7 +225,7 @@ def cue_starts_python(text: str) -> list[int]:
     return [m.start() for m in _CUE.finditer(text)]
 
 
-def _cue_starts(text: str) -> list[int]:
+def _load_cue_starts() -> Callable[..., list[int]]:
     global _cue_starts_impl
     if _cue_starts_impl is None:  # imported on first use: _cwalk imports this module's users
         try:
@@ -165,10 +233,21 @@ def _cue_starts(text: str) -> list[int]:
         except ImportError:
             cue_starts = cue_starts_python
         _cue_starts_impl = cue_starts
-    return _cue_starts_impl(text)
+    return _cue_starts_impl
 
 
-_cue_starts_impl: Callable[[str], list[int]] | None = None
+def _cue_starts(text: str) -> list[int]:
+    return _load_cue_starts()(text)
+
+
+def _folded_cue_starts(text: str) -> list[int] | None:
+    """``_cue_starts(text.lower())`` without lower-casing ``text`` (compiled only; ``text``
+    must not hold U+0130, the one character whose lower case is longer); None without C."""
+    impl = _load_cue_starts()
+    return None if impl is cue_starts_python else impl(text, True)
+
+
+_cue_starts_impl: Callable[..., list[int]] | None = None
 
 
 def _add_selector(out: StyleRules, selector: str, hidden: bool) -> None:
