@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+from scrapy import Request
+from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.blocks.partition import partition
 from focuscrawl.defaults import DEFAULTS
+from focuscrawl.items import PageItem
 from focuscrawl.spiders.topical_redis import TopicalRedisSpider
 
 SEED = """<html><head><title>Birds of the wetland</title></head><body><article>
@@ -32,16 +36,25 @@ def test_joining_worker_replays_the_seed_calibration(redis_url: str, redis_clien
     joiner = worker(redis_url)  # no topic: it comes from Redis
     assert joiner.topic.name == "birds"
     before = joiner.policy.model.threshold
-    seed = first.policy.judge(partition(SEED, "http://a.test/seed"), {"d": 0, "seed": 1})
+    state = {"d": 0, "seed": 1, "score": 1.0}
+    response = HtmlResponse(
+        "http://a.test/seed", body=SEED.encode(), encoding="utf-8",
+        request=Request("http://a.test/seed", meta={"focuscrawl": state}),
+    )  # fmt: skip
+    items = [x for x in first.parse(response) if isinstance(x, PageItem)]
+    assert len(items) == 1 and items[0].relevant
     assert redis_client.llen("fctest:topical_redis:calib") == 1
     page = partition(PAGE, "http://a.test/page")
     theirs = first.policy.judge(page, {"d": 1})
     ours = joiner.policy.judge(page, {"d": 1})
     assert joiner.policy.model.threshold == first.policy.model.threshold != before
-    assert joiner.policy.scorer.reference == first.policy.scorer.reference == seed.relevance
-    # each worker also learns term statistics from the pages it judges itself, so relevances
-    # are close, not equal; the threshold and the seed scale they are judged against are equal
-    assert ours.relevant and theirs.relevant
+    assert (
+        joiner.policy.scorer.reference
+        == first.policy.scorer.reference
+        == pytest.approx(items[0].relevance, abs=1e-6)
+    )
+    # the joiner judged the seed page as the first worker did: same model, same judgement
+    assert (ours.relevance, ours.relevant) == (theirs.relevance, theirs.relevant)
     assert redis_client.llen("fctest:topical_redis:calib") == 1  # only seeds and examples
     for spider in (first, joiner):
         spider.spider_closed_redis(spider)

@@ -10,11 +10,11 @@ Any later worker joins the running crawl with one command, reading topic and see
     scrapy crawl topical_redis -s REDIS_URL=redis://host:6379/0
 
 All workers share the frontier (so seeds pushed twice are de-duplicated), the per-host
-politeness and the stats. They also share what the seed and example pages taught: whichever
-worker judges one adds its text and relevance to ``<prefix>:calib``, and every other worker
-replays those records (topic-model text, seed-relevance scale, auto threshold), so a worker
-that never fetched a seed judges pages as the one that did (without it, a joining worker kept
-the uncalibrated threshold and judged almost nothing relevant). A worker stays up while the cluster still has queued or in-flight
+politeness and the stats. They also share the seed and example pages: whichever worker
+fetches one adds it to ``<prefix>:calib``, and every other worker judges it too (topic-model
+text and term statistics, seed-relevance scale, auto threshold), so a worker that never
+fetched a seed judges pages as the one that did (without it, a joining worker kept the
+uncalibrated threshold and judged almost nothing relevant). A worker stays up while the cluster still has queued or in-flight
 URLs (others may add links, or a dead worker's leases may come back); the crawl ends when the
 frontier is empty and nothing is in flight, checked on two idle rounds in a row.
 """
@@ -25,14 +25,17 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
+from scrapy.http import Response, TextResponse
 from twisted.internet.defer import Deferred
 from twisted.internet.task import deferLater
 
 from focuscrawl.blocks.model import Page
+from focuscrawl.blocks.partition import partition
 from focuscrawl.cluster.state import publish_topic, read_topic, worker_id
 from focuscrawl.frontier.factory import redis_url
 from focuscrawl.frontier.policy import Judgement
@@ -40,6 +43,7 @@ from focuscrawl.spiders.topical import TopicalSpider
 from focuscrawl.topic import Topic, load_topic
 
 logger = logging.getLogger(__name__)
+MAX_SHARED_PAGE = 2 << 20  # seed pages larger than this are not shared (bytes)
 
 
 class TopicalRedisSpider(TopicalSpider):
@@ -59,6 +63,7 @@ class TopicalRedisSpider(TopicalSpider):
         self._worker = ""
         self._calib_read = 0  # records of <prefix>:calib read so far
         self._calib_next = 0.0  # monotonic time of the next look at <prefix>:calib
+        self._judge: Any = None  # the policy's own judge (the spider's is wrapped)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicalRedisSpider:
@@ -124,62 +129,57 @@ class TopicalRedisSpider(TopicalSpider):
         self._worker = (
             f"{worker_id()}:{uuid.uuid4().hex[:8]}"  # one per spider, even in one process
         )
-        judge = self.policy.judge
+        judge = self._judge = self.policy.judge
 
         def judge_shared(page: Page, state: dict[str, Any]) -> Judgement:
             self._replay_calibration()
-            judgement = judge(page, state)
-            if (state.get("seed") or state.get("ex")) and not state.get("re"):
-                self._share_calibration(page, state, judgement.relevance)
-            return judgement
+            return judge(page, state)
 
         self.policy.judge = judge_shared  # type: ignore[method-assign]
 
+    def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
+        state = response.meta.get("focuscrawl") or {}
+        if (state.get("seed") or state.get("ex")) and not state.get("re"):
+            self._share_calibration(response, "seed" if state.get("seed") else "ex")
+        yield from super().parse(response, **kwargs)
+
     # -- seed calibration shared by the workers -------------------------------------------
-    def _share_calibration(self, page: Page, state: dict[str, Any], relevance: float) -> None:
+    def _share_calibration(self, response: Response, kind: str) -> None:
+        """Give the other workers this seed or example page, to judge it as this one does."""
         import redis
 
-        record = {
-            "w": self._worker,
-            "kind": "seed" if state.get("seed") else "ex",
-            "text": f"{page.title}\n{page.main_text}",
-            "rel": relevance,
-        }
+        if not isinstance(response, TextResponse) or len(response.body) > MAX_SHARED_PAGE:
+            return
+        record = {"w": self._worker, "kind": kind, "url": response.url, "html": response.text}
         try:
             self._client.rpush(f"{self.prefix}:calib", json.dumps(record))
         except redis.RedisError as exc:
-            logger.warning("Seed calibration not shared through Redis: %s", exc)
+            logger.warning("Seed page not shared through Redis: %s", exc)
 
     def _replay_calibration(self) -> None:
-        """Apply the other workers' seed and example judgements (as ``CrawlPolicy.judge`` does
-        for its own): looked up before every judgement until a seed is known, then every 5 s."""
+        """Judge the seed and example pages other workers fetched, as if this worker had: the
+        topic model learns their text and term statistics, and the seed scale and the auto
+        threshold follow. Looked up before every judgement until a seed is known, then every
+        5 s."""
         import redis
 
         now = time.monotonic()
         if now < self._calib_next:
             return
-        policy = self.policy
         try:
             raw = self._client.lrange(f"{self.prefix}:calib", self._calib_read, -1)
         except redis.RedisError as exc:
-            logger.warning("Seed calibration not read from Redis: %s", exc)
+            logger.warning("Seed pages not read from Redis: %s", exc)
             raw = []
         self._calib_read += len(raw)
         for item in raw:
             record = json.loads(item)
             if record.get("w") == self._worker:
                 continue
-            add_text = getattr(policy.model, "add_text", None)
-            if add_text is not None:
-                add_text(str(record["text"]))
-            if record.get("kind") == "seed":
-                scores = policy._seed_scores
-                scores.append(float(record["rel"]))
-                mean = sum(scores) / len(scores)
-                policy.scorer.reference = mean if mean > 0 else None
-                if policy.auto_threshold > 0:
-                    policy.set_threshold(policy.auto_threshold * mean)
-        self._calib_next = now + (5.0 if policy._seed_scores else 0.0)
+            page = partition(str(record["html"]), str(record["url"]))
+            if not page.error:
+                self._judge(page, {"d": 0, str(record["kind"]): 1})
+        self._calib_next = now + (5.0 if self.policy._seed_scores else 0.0)
 
     def spider_idle(self, spider: Spider) -> None:
         import redis
