@@ -23,6 +23,8 @@ cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
 from lxml.includes.tree cimport const_xmlChar, xmlAttr, xmlNode
 
+import re
+
 from focuscrawl.blocks import rules
 from focuscrawl.blocks import segment as _py
 
@@ -863,3 +865,350 @@ def cue_starts(str text, bint fold=False):
 def feature_info(str value):
     """The compiled ``segment._feature_info`` (for tests: it bypasses no cache)."""
     return _feature_info(value)
+
+
+# ---- classify.py, compiled: the same steps on the typed frames and segments ------------------
+
+cdef Py_ssize_t _MIN_PARAGRAPH_CHARS = rules.MIN_PARAGRAPH_CHARS
+cdef double _PARAGRAPH_MAX_LENGTH_BONUS = rules.PARAGRAPH_MAX_LENGTH_BONUS
+cdef tuple _ANCESTOR_SHARES = tuple(float(x) for x in rules.ANCESTOR_SHARES)
+cdef dict _TAG_SCORE = {k: float(v) for k, v in rules.TAG_SCORE.items()}
+cdef object _PARAGRAPH_TAGS = rules.PARAGRAPH_TAGS
+cdef object _CLEANED_TAGS = rules.CLEANED_TAGS
+cdef object _P_LIKE = frozenset({"p", "pre", "td"})
+cdef object _TOP_TAGS = frozenset({"body", "html", "frameset"})
+cdef object _HEADERS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+cdef inline double _ld(Py_ssize_t link_chars, Py_ssize_t chars):
+    cdef double x
+    if chars:
+        x = <double>link_chars / <double>chars
+        return x if x < 1.0 else 1.0
+    return 0.0
+
+
+cdef Py_ssize_t _joined_len(list words, Py_ssize_t w0, Py_ssize_t w1):
+    """``len(" ".join(words[w0:w1]))``."""
+    cdef Py_ssize_t i, n = 0
+    if w1 <= w0:
+        return 0
+    for i in range(w0, w1):
+        n += len(<str>words[i])
+    return n + (w1 - w0 - 1)
+
+
+cdef Frame _score(list frames, list segments, list words, bint ruthless, bint refine):
+    cdef Frame f, target, node, best
+    cdef Segment seg
+    cdef list voted = []
+    cdef double vote, share, bonus
+    for f in frames:
+        f.candidate = False
+        f.score = 0.0
+    for seg in segments:
+        f = seg.frame
+        if seg.chars < _MIN_PARAGRAPH_CHARS or f.hidden or (ruthless and f.unlikely):
+            continue
+        if f.tag not in _PARAGRAPH_TAGS:
+            continue
+        target = f.parent if f.tag in _P_LIKE or (f.leaf and f.tag == "div") else f
+        if target is None:
+            continue
+        bonus = _joined_len(words, seg.w0, seg.w1) / 100.0
+        if not (bonus < _PARAGRAPH_MAX_LENGTH_BONUS):
+            bonus = _PARAGRAPH_MAX_LENGTH_BONUS
+        vote = 1.0 + seg.commas + 1 + bonus
+        node = target
+        for share in _ANCESTOR_SHARES:
+            if node is None:
+                break
+            if not node.candidate:
+                node.candidate = True
+                node.score = <double>_TAG_SCORE.get(node.tag, 0.0) + node.weight
+                voted.append(node)
+            node.score += vote * share
+            node = node.parent
+    best = None
+    for node in voted:
+        node.score *= 1.0 - _ld(node.link_chars, node.chars)
+        if best is None or node.score > best.score:
+            best = node
+    if best is None or not refine:
+        return best
+    return _refine(best, voted)
+
+
+def _by_score(Frame f):
+    return f.score
+
+
+cdef set _ancestors(Frame f):
+    cdef set out = set()
+    cdef Frame p = f.parent
+    while p is not None:
+        out.add(p.pre)
+        p = p.parent
+    return out
+
+
+cdef Frame _refine(Frame best, list voted):
+    cdef list top = sorted(voted, key=_by_score, reverse=True)[: rules.TOP_CANDIDATES]
+    cdef list alternatives
+    cdef Frame f, p
+    cdef double last, threshold
+    cdef int count
+    cdef set a
+    if best.score > 0:
+        alternatives = [
+            _ancestors(f)
+            for f in top[1:]
+            if f.score / best.score >= rules.ALTERNATIVE_CANDIDATE_SHARE
+        ]
+        if len(alternatives) >= rules.MIN_ALTERNATIVE_CANDIDATES:
+            p = best.parent
+            while p is not None and p.tag not in _TOP_TAGS:
+                count = 0
+                for a in alternatives:
+                    if p.pre in a:
+                        count += 1
+                if count >= rules.MIN_ALTERNATIVE_CANDIDATES:
+                    best = p
+                    break
+                p = p.parent
+    p = best.parent
+    last = best.score
+    threshold = last / 3
+    while p is not None and p.tag not in _TOP_TAGS:
+        if p.candidate:
+            if p.score < threshold:
+                break
+            if p.score > last:
+                best = p
+                break
+            last = p.score
+        p = p.parent
+    p = best.parent
+    while p is not None and p.tag not in _TOP_TAGS and len(p.children) == 1:
+        best, p = p, p.parent
+    return best
+
+
+cdef list _article(list segments, list words, Frame best):
+    cdef Frame parent = best.parent
+    cdef Frame sib
+    cdef double threshold, ld
+    cdef bint keep
+    cdef list chosen = []
+    if parent is None:
+        return [best]
+    threshold = max(rules.SIBLING_MIN_SCORE, best.score * rules.SIBLING_SCORE_SHARE)
+    for sib in parent.children:
+        keep = sib is best or (sib.candidate and sib.score >= threshold)
+        if not keep and not sib.hidden and (sib.tag == "p" or (sib.tag == "div" and sib.leaf)):
+            ld = _ld(sib.link_chars, sib.chars)
+            if sib.chars > rules.SIBLING_PARAGRAPH_CHARS:
+                keep = ld < rules.SIBLING_PARAGRAPH_MAX_LINK_DENSITY
+            else:
+                keep = ld == 0 and sib.chars > 0 and _own_text_has_sentence(segments, words, sib)
+        if keep:
+            chosen.append(sib)
+    return chosen
+
+
+_SENTENCE_END = re.compile(r"\.( |$)")
+
+
+cdef bint _own_text_has_sentence(list segments, list words, Frame frame):
+    cdef Segment seg
+    for seg in segments:
+        if seg.frame is frame and _SENTENCE_END.search(" ".join(words[seg.w0 : seg.w1])):
+            return True
+    return False
+
+
+cdef bint _remove_conditionally(Frame f):
+    cdef double weight = f.weight, ld
+    cdef Py_ssize_t length
+    if weight + (f.score if f.candidate else 0.0) < 0:
+        return True
+    if f.commas >= rules.CLEAN_KEEP_COMMAS:
+        return False
+    length = f.chars
+    ld = _ld(f.link_chars, f.chars)
+    if f.n_p and f.n_img > 1 + f.n_p * 1.3:
+        return True
+    if f.n_input > f.n_p / 3.0:
+        return True
+    if length < rules.MIN_PARAGRAPH_CHARS and (f.n_img == 0 or f.n_img > 2):
+        return True
+    if weight < rules.CLASS_WEIGHT and ld > rules.CLEAN_LOW_WEIGHT_MAX_LINK_DENSITY:
+        return True
+    if weight >= rules.CLASS_WEIGHT and ld > rules.CLEAN_HIGH_WEIGHT_MAX_LINK_DENSITY:
+        return True
+    return (f.n_embed == 1 and length < 75) or f.n_embed > 1 or not length
+
+
+cdef bint _keep_between_long_text(Frame f):
+    cdef Frame parent = f.parent
+    cdef list sibs
+    cdef Py_ssize_t i, around
+    if parent is None:
+        return False
+    sibs = parent.children
+    i = sibs.index(f)
+    around = ((<Frame>sibs[i - 1]).chars if i > 0 else 0) + (
+        (<Frame>sibs[i + 1]).chars if i + 1 < len(sibs) else 0)
+    return around > 1000
+
+
+cdef int _clean(list frames, list roots, bint ruthless) except -1:
+    cdef Frame f, p, root
+    cdef Py_ssize_t i
+    for f in frames:
+        f.removed = True
+    for root in roots:
+        root.removed = root.hidden
+        for i in range(root.pre + 1, min(root.post + 1, len(frames))):
+            f = <Frame>frames[i]
+            p = f.parent
+            if (
+                p is None
+                or p.removed
+                or f.hidden
+                or (ruthless and f.unlikely)
+                or f.tag == "form" or f.tag == "nav"
+            ):
+                f.removed = True
+            elif f.tag in _HEADERS:
+                f.removed = (
+                    f.weight < 0 or _ld(f.link_chars, f.chars) > rules.HEADER_MAX_LINK_DENSITY
+                )
+            elif f.tag in _CLEANED_TAGS:
+                f.removed = _remove_conditionally(f) and not _keep_between_long_text(f)
+            else:
+                f.removed = False
+    return 0
+
+
+cdef list _attempt(list frames, list segments, list words, bint ruthless, bint refine):
+    cdef Frame best = _score(frames, segments, words, ruthless, refine)
+    cdef list roots
+    if best is None:
+        best = <Frame>(frames[1] if len(frames) > 1 else frames[0])
+    roots = _article(segments, words, best)
+    _clean(frames, roots, ruthless)
+    return roots
+
+
+cdef Py_ssize_t _kept_chars(list segments):
+    cdef Segment s
+    cdef Py_ssize_t n = 0
+    for s in segments:
+        if not s.frame.removed:
+            n += s.chars
+    return n
+
+
+cdef list _choose_text(list frames, list segments, list words):
+    cdef Segment s
+    cdef Py_ssize_t unlikely = 0, total = 0, kept
+    cdef list attempts = [], roots = [], order
+    cdef tuple passes
+    if not frames:
+        return []
+    for s in segments:
+        total += s.chars
+        if s.frame.unlikely:
+            unlikely += s.chars
+    if total == 0:
+        total = 1
+    if unlikely < rules.RETRY_MAX_UNLIKELY_SHARE * total:
+        passes = _BOTH_PASSES
+    else:
+        passes = _LAST_PASS
+    order = [(r, True) for r in passes] + [(r, False) for r in passes]
+    for ruthless, refine in order:
+        roots = _attempt(frames, segments, words, ruthless, refine)
+        kept = _kept_chars(segments)
+        if kept >= rules.RETRY_MIN_CHARS:
+            return roots
+        attempts.append((kept, ruthless, refine))
+    kept_best = max(attempts, key=_first)
+    if (kept_best[1], kept_best[2]) == attempts[-1][1:]:
+        return roots
+    return _attempt(frames, segments, words, kept_best[1], kept_best[2])
+
+
+_BOTH_PASSES = (True, False)
+_LAST_PASS = (False,)
+
+
+def _first(tuple t):
+    return t[0]
+
+
+cdef bint _in_article_area(Frame f):
+    cdef Frame p = f.parent
+    cdef int k
+    for k in range(4):
+        if p is None:
+            return False
+        if not p.removed:
+            return True
+        p = p.parent
+    return False
+
+
+def classify(walk):
+    """``classify.classify`` compiled: ``(kind, weight)`` for every segment of a compiled walk."""
+    cdef list frames = walk.frames, segs = walk.segments, words = walk.words
+    cdef list out = []
+    cdef Segment seg, ref = None
+    cdef Frame f
+    cdef set reference = set(), lowered
+    cdef double ld, size, weight, sim
+    cdef Py_ssize_t i
+    _choose_text(frames, segs, words)
+    for seg in segs:  # the reference block: the text block with the most non-link text
+        if not seg.frame.removed and seg.chars:
+            if ref is None or seg.chars - seg.link_chars > ref.chars - ref.link_chars:
+                ref = seg
+    if ref is not None:
+        reference = {w.lower() for w in words[ref.w0 : ref.w1]}
+    for seg in segs:
+        f = seg.frame
+        if seg.chars:
+            ld = _ld(seg.link_chars, seg.chars)
+        else:
+            ld = 1.0 if seg.links else 0.0
+        if not f.removed and (seg.chars or seg.links):
+            size = (seg.chars - seg.link_chars) / 200.0
+            if not (size < 1.0):
+                size = 1.0
+            weight = _WEIGHT_TEXT_BASE + (1.0 - _WEIGHT_TEXT_BASE) * (1.0 - ld) * size
+            weight = weight if weight > _WEIGHT_TEXT_BASE else _WEIGHT_TEXT_BASE
+            out.append(("text", _pyround(weight, 3)))
+        elif f.hidden:
+            out.append(("noise", 0.0))
+        elif seg.links and ld >= rules.LINK_BLOCK_MIN_DENSITY and not (f.noise or f.unlikely):
+            if _in_article_area(f):
+                out.append(("link", rules.WEIGHT_LINK_IN_ARTICLE))
+            else:
+                sim = 0.0
+                if seg.w1 > seg.w0 and reference:
+                    lowered = {w.lower() for w in words[seg.w0 : seg.w1]}
+                    sim = <double>len(lowered & reference) / <double>len(lowered)
+                weight = _WEIGHT_LINK_BASE + _WEIGHT_LINK_SIMILARITY * sim
+                out.append(("link", _pyround(weight, 3)))
+        elif f.noise or f.unlikely or f.weight < 0:
+            out.append(("noise", rules.WEIGHT_NOISE))
+        else:
+            out.append(("noise", rules.WEIGHT_NOISE_OUTSIDE))
+    return out
+
+
+_pyround = round  # Python's round (correctly rounded to 3 digits), not C's
+cdef double _WEIGHT_TEXT_BASE = rules.WEIGHT_TEXT_BASE
+cdef double _WEIGHT_LINK_BASE = rules.WEIGHT_LINK_BASE
+cdef double _WEIGHT_LINK_SIMILARITY = rules.WEIGHT_LINK_SIMILARITY

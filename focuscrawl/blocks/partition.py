@@ -39,6 +39,7 @@ def prelude_python(root: etree._Element) -> tuple[str | None, str | None, list[s
 
 try:
     from focuscrawl.blocks._cwalk import assemble as _compiled_assemble
+    from focuscrawl.blocks._cwalk import classify as _compiled_classify
     from focuscrawl.blocks._cwalk import names_in_use, prelude
 except ImportError:
     _compiled_assemble = None
@@ -200,10 +201,15 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
     gc.disable()
     try:
         w = walk(root, css, max(0, levels))
-        kinds = classify(w)
+        # a compiled walk (its segments are _cwalk.Segment) is classified and assembled in C
+        compiled = (
+            _compiled_assemble is not None
+            and bool(w.segments)
+            and type(w.segments[0]) is not Segment
+        )
+        kinds = _compiled_classify(w) if compiled else classify(w)
         resolve = _resolver(page.base_url)
-        if _compiled_assemble is not None and w.segments and type(w.segments[0]) is not Segment:
-            # a compiled walk: its segments are _cwalk.Segment, read by the compiled assembly
+        if compiled:
             _compiled_assemble(page, w, kinds, resolve, window, Block, Link, rules.HEADING_TAGS,
                                _alt_text, rules.WEIGHT_NOISE)  # fmt: skip
         else:
