@@ -115,7 +115,11 @@ def test_three_workers_share_the_crawl_and_stop_when_done(
     tmp_path: Path, redis_url: str, redis_client: redis.Redis
 ) -> None:
     with ClusterSite(hosts=3, pages_per_host=20) as site:
-        workers = [Worker(tmp_path, f"w{i}", redis_url) for i in (1, 2, 3)]  # one command each
+        feed = tmp_path / "w1.jsonl"
+        workers = [  # one command each; a feed export, whose open reads every spider attribute
+            Worker(tmp_path, f"w{i}", redis_url, *(["-O", str(feed)] if i == 1 else []))
+            for i in (1, 2, 3)
+        ]
         try:
             # started before the crawl has a topic (as scrapyd starts jobs): they wait for it
             assert all(w.wait_for_line("Waiting to join crawl") for w in workers)
@@ -126,6 +130,8 @@ def test_three_workers_share_the_crawl_and_stop_when_done(
             for w in workers:
                 w.kill()
         assert codes == [0, 0, 0], "\n".join(w.log for w in workers)
+        errors = [line for w in workers for line in w.lines if "Error caught on signal" in line]
+        assert not errors and feed.exists(), errors
         result = check_complete(site, redis_client)
     # how the pages split between the workers depends on their start-up times: not asserted
     status = read_status(redis_client, PREFIX)

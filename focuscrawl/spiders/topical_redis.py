@@ -25,14 +25,12 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from typing import Any
 
 from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.http import Response, TextResponse
-from twisted.internet.defer import Deferred
-from twisted.internet.task import deferLater
 
 from focuscrawl.blocks.model import Page
 from focuscrawl.blocks.partition import partition
@@ -72,7 +70,14 @@ class TopicalRedisSpider(TopicalSpider):
         crawler.signals.connect(spider.spider_closed_redis, signals.spider_closed)
         return spider
 
-    def setup(self, spider: Spider) -> Deferred[None] | None:  # type: ignore[override]
+    @property
+    def model(self) -> Any:
+        """The topic model; None while a joining worker waits for the topic (Scrapy's feed
+        exporter reads every attribute of the spider as it opens)."""
+        policy = getattr(self, "policy", None)
+        return policy.model if policy is not None else None
+
+    def setup(self, spider: Spider) -> Coroutine[Any, Any, None] | None:  # type: ignore[override]
         import redis
 
         s = self.crawler.settings
@@ -94,15 +99,22 @@ class TopicalRedisSpider(TopicalSpider):
             self.topic = self.local_topic
             self._finish_setup(spider)
             return None
-        # spider_opened waits for this Deferred: nothing is popped before the topic is known
-        return Deferred.fromCoroutine(self._join(spider))
+        try:
+            if self._client.exists(f"{self.prefix}:topic"):
+                self._join_now(spider)
+                return None
+        except redis.RedisError:
+            pass
+        # spider_opened waits for this coroutine: nothing is popped before the topic is known
+        return self._join(spider)
 
     async def _join(self, spider: Spider) -> None:
         """Wait (with back-off, up to ``FOCUSCRAWL_REDIS_RETRY_TIMEOUT``) until the crawl's topic
         is in Redis, then set up with it: workers may start in any order (scrapyd starts the
         jobs it is given at once)."""
+        import asyncio
+
         import redis
-        from twisted.internet import reactor  # the one Scrapy installed, not at import time
 
         timeout = self.crawler.settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0)
         waited, delay = 0.0, 0.25
@@ -117,9 +129,12 @@ class TopicalRedisSpider(TopicalSpider):
                 logger.error("No topic for crawl %s after %.0fs: stopping", self.prefix, waited)
                 raise CloseSpider("no_topic")
             logger.warning("Waiting to join crawl %s: %s", self.prefix, reason)
-            await deferLater(reactor, delay, lambda: None)
+            await asyncio.sleep(delay)  # Scrapy's asyncio reactor runs this coroutine
             waited += delay
             delay = min(delay * 2, 5.0)
+        self._join_now(spider)
+
+    def _join_now(self, spider: Spider) -> None:
         self.topic = read_topic(self._client, self.prefix)
         logger.info("Joined crawl %s: topic %r from Redis", self.prefix, self.topic.name)
         self._finish_setup(spider)
