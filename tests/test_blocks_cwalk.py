@@ -214,3 +214,4 @@ def test_folded_cue_scan_is_the_scan_of_the_lowered_text(text: str) -> None:
     from focuscrawl.blocks._cwalk import cue_starts
 
     assert cue_starts(text, True) == css.cue_starts_python(text.lower())
+    assert cue_starts(text + "\u0130", True) is None  # its lower case is longer: not folded

@@ -30,6 +30,10 @@ from focuscrawl.blocks import segment as _py
 
 cetree.import_lxml__etree()
 
+# What the Python side expects of this module (partition.py / segment.py / css.py check it):
+# a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
+ABI = 1
+
 cdef enum:
     F_SKIP = 1
     F_BLOCK = 2
@@ -816,13 +820,19 @@ _CUE_VALUES[:] = [b"none", b"hidden", b"left", b"right", b"fixed", b"absolute", 
 
 def cue_starts(str text, bint fold=False):
     """``[m.start() for m in css._CUE.finditer(text)]`` (the hiding / floating declarations);
-    with ``fold``, those of ``text.lower()`` (``text`` must not hold U+0130)."""
+    with ``fold``, those of ``text.lower()``, or None when ``text`` holds U+0130 (the one
+    character whose lower case is longer: offsets would shift)."""
     cdef list out = []
     cdef Py_ssize_t n = len(text), i = 0, j, m, k
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef unsigned int ch
     cdef int w
+    if fold and kind != 1:  # (a UCS1 string cannot hold U+0130)
+        for i in range(n):
+            if PyUnicode_READ(kind, data, i) == 0x130:
+                return None
+        i = 0
     while i < n:
         ch = _fold(PyUnicode_READ(kind, data, i), fold)
         if ch == 100:  # d

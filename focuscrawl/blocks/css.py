@@ -198,7 +198,7 @@ def _cue_rules(sheet: str) -> list[tuple[str, str]]:
         text = _COMMENT.sub("", text)
     if "@" in text:
         text = _AT_LINE.sub("", _AT_BLOCK.sub("}", text))
-    starts = _folded_cue_starts(text) if "\u0130" not in text else None
+    starts = _folded_cue_starts(text)
     if starts is None:
         lowered = text.lower()
         if len(lowered) != len(text):  # a non-ASCII case mapping changed the length
@@ -228,9 +228,11 @@ def cue_starts_python(text: str) -> list[int]:
 def _load_cue_starts() -> Callable[..., list[int]]:
     global _cue_starts_impl
     if _cue_starts_impl is None:  # imported on first use: _cwalk imports this module's users
-        try:
+        from focuscrawl.blocks.segment import compiled_walk
+
+        if compiled_walk is not None:  # the compiled module loaded and is current
             from focuscrawl.blocks._cwalk import cue_starts
-        except ImportError:
+        else:
             cue_starts = cue_starts_python
         _cue_starts_impl = cue_starts
     return _cue_starts_impl
@@ -241,8 +243,8 @@ def _cue_starts(text: str) -> list[int]:
 
 
 def _folded_cue_starts(text: str) -> list[int] | None:
-    """``_cue_starts(text.lower())`` without lower-casing ``text`` (compiled only; ``text``
-    must not hold U+0130, the one character whose lower case is longer); None without C."""
+    """``_cue_starts(text.lower())`` without lower-casing ``text``; None without the compiled
+    scan or when ``text`` holds U+0130 (the one character whose lower case is longer)."""
     impl = _load_cue_starts()
     return None if impl is cue_starts_python else impl(text, True)
 

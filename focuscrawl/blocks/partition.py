@@ -15,7 +15,7 @@ from focuscrawl.blocks.classify import classify
 from focuscrawl.blocks.css import StyleRules, parse_sheets
 from focuscrawl.blocks.decode import decode_html_as, is_binary
 from focuscrawl.blocks.model import Block, Link, Page
-from focuscrawl.blocks.segment import Segment, Walk, walk
+from focuscrawl.blocks.segment import Segment, Walk, compiled_walk, walk
 
 _CLASS_VALUES = etree.XPath("//@class")
 _ID_VALUES = etree.XPath("//@id")
@@ -37,11 +37,11 @@ def prelude_python(root: etree._Element) -> tuple[str | None, str | None, list[s
     )
 
 
-try:
+if compiled_walk is not None:  # the compiled module loaded and is current (segment.py)
     from focuscrawl.blocks._cwalk import assemble as _compiled_assemble
     from focuscrawl.blocks._cwalk import classify as _compiled_classify
     from focuscrawl.blocks._cwalk import names_in_use, prelude
-except ImportError:
+else:
     _compiled_assemble = None
     names_in_use = names_in_use_python
     prelude = prelude_python

@@ -340,9 +340,25 @@ def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # 
     return out
 
 
-try:  # the same walk compiled (_cwalk.pyx, built by ``pip install -e .`` when a compiler is there)
-    from focuscrawl.blocks._cwalk import walk as compiled_walk
-except ImportError:  # no compiled module: the pure-Python walk, same output
+# The same walk compiled (_cwalk.pyx, built by ``pip install -e .`` when a compiler is there);
+# without it, or with one built from an older _cwalk.pyx, the pure-Python walk (same output).
+CWALK_ABI = 1
+try:
+    from focuscrawl.blocks import _cwalk
+except ImportError:
+    _cwalk = None  # type: ignore[assignment]
+if _cwalk is not None and getattr(_cwalk, "ABI", None) == CWALK_ABI:
+    compiled_walk = _cwalk.walk
+else:
+    if _cwalk is not None:
+        import warnings
+
+        warnings.warn(
+            "focuscrawl.blocks._cwalk is out of date (pip install -e . rebuilds it): "
+            "using the pure-Python walk",
+            RuntimeWarning,
+            stacklevel=1,
+        )
     compiled_walk = None
 
 walk: Callable[[etree._Element, StyleRules, int], Walk] = compiled_walk or walk_python
