@@ -293,6 +293,7 @@ cdef inline xmlNode* _next_element(xmlNode* c) noexcept nogil:
 
 cdef class _Walker:
     cdef list frames, segments, links, words, fstack, lstack
+    cdef cetree._Document doc
     cdef dict spans
     cdef Segment seg
     cdef bint glue
@@ -480,7 +481,7 @@ cdef class _Walker:
                     self.spans[at] = agg
                 link = RawLink.__new__(RawLink)
                 link.href = href
-                link.el = cetree.elementFactory(doc, c)
+                link.el = None  # set at its end when it has no words (partition._alt_text)
                 link.w0 = len(self.words)
                 link.w1 = link.w0
                 link.agg = agg
@@ -523,6 +524,8 @@ cdef class _Walker:
                 if link is not None:
                     self.in_link -= 1
                     (<RawLink>link).w1 = len(self.words)
+                    if (<RawLink>link).w1 == (<RawLink>link).w0:
+                        (<RawLink>link).el = cetree.elementFactory(self.doc, c)
             if fstack and (<Frame>fstack[-1]).depth == self.n_starts + 1:
                 frame = <Frame>fstack.pop()
                 frame.post = len(self.frames) - 1
@@ -578,6 +581,7 @@ def walk(root, css, Py_ssize_t levels):
     cdef xmlNode* c = top
     cdef xmlNode* nxt
     cdef _Walker w = _Walker()
+    w.doc = doc
     cdef bint use_css = bool(css)
     cdef object css_tags = css.hidden_tags
     cdef object css_classes = css.hidden_classes | css.sidebar_classes
@@ -1222,3 +1226,14 @@ _pyround = round  # Python's round (correctly rounded to 3 digits), not C's
 cdef double _WEIGHT_TEXT_BASE = rules.WEIGHT_TEXT_BASE
 cdef double _WEIGHT_LINK_BASE = rules.WEIGHT_LINK_BASE
 cdef double _WEIGHT_LINK_SIMILARITY = rules.WEIGHT_LINK_SIMILARITY
+
+
+def release(walk):
+    """Break the walk's reference cycles (frame <-> children, segment <-> links), so that
+    reference counting frees it at once (``partition._fill`` does this after assembly)."""
+    cdef Frame f
+    cdef Segment seg
+    for f in walk.frames:
+        f.children = []
+    for seg in walk.segments:
+        seg.links = []

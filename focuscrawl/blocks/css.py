@@ -197,7 +197,9 @@ def _cue_rules(sheet: str) -> list[tuple[str, str]]:
     if "/*" in text:
         text = _COMMENT.sub("", text)
     if "@" in text:
-        text = _AT_LINE.sub("", _AT_BLOCK.sub("}", text))
+        text = _AT_BLOCK.sub("}", text)
+        if "@" in text:  # (no "@" left: no at-rule line to remove)
+            text = _AT_LINE.sub("", text)
     starts = _folded_cue_starts(text)
     if starts is None:
         lowered = text.lower()

@@ -41,6 +41,7 @@ if compiled_walk is not None:  # the compiled module loaded and is current (segm
     from focuscrawl.blocks._cwalk import assemble as _compiled_assemble
     from focuscrawl.blocks._cwalk import classify as _compiled_classify
     from focuscrawl.blocks._cwalk import names_in_use, prelude
+    from focuscrawl.blocks._cwalk import release as _compiled_release
 else:
     _compiled_assemble = None
     names_in_use = names_in_use_python
@@ -216,10 +217,13 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
             _assemble(page, w, kinds, resolve, window)
         # Break the walk's only reference cycles (frame <-> children, segment <-> its links):
         # then reference counting frees the walk at once and the collector finds nothing to do.
-        for frame in w.frames:
-            frame.children.clear()
-        for seg in w.segments:
-            seg.links.clear()
+        if compiled:
+            _compiled_release(w)
+        else:
+            for frame in w.frames:
+                frame.children.clear()
+            for seg in w.segments:
+                seg.links.clear()
     finally:
         if gc_was_enabled:
             gc.enable()
