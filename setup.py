@@ -7,6 +7,7 @@ succeeds and ``focuscrawl.blocks`` runs its pure-Python walk, which gives the sa
 
 from __future__ import annotations
 
+import os
 import sys
 
 from setuptools import Extension, setup
@@ -23,6 +24,17 @@ class OptionalBuildExt(build_ext):
             print(
                 f"focuscrawl: compiled walk not built ({exc}); using pure Python", file=sys.stderr
             )
+
+    def copy_file(self, infile, outfile, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # In-place (editable) builds replace the module in the source tree: unlink it first, so
+        # a process that has the old one loaded keeps its file instead of seeing it rewritten.
+        if (
+            isinstance(outfile, str)
+            and outfile.endswith((".so", ".pyd"))
+            and os.path.exists(outfile)
+        ):
+            os.remove(outfile)
+        return super().copy_file(infile, outfile, *args, **kwargs)
 
     def build_extension(self, ext: Extension) -> None:
         try:
