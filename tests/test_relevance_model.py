@@ -162,3 +162,14 @@ def test_fast_page_scoring_equals_the_term_count_path(pages):
             assert abs(decision - reference) <= 1e-9
             checked += 1
     assert checked >= len(test_pos) + len(test_neg) + 2  # the two odd pages with words
+
+
+def test_pages_the_fast_path_declines_are_scored_by_the_term_count_path(pages, monkeypatch):
+    from focuscrawl.relevance import fastscore
+
+    positives, unlabeled, test_pos, _ = _split(pages)
+    model = train(positives, unlabeled=unlabeled, keywords=["birds"])
+    page = partition(test_pos[0][1], test_pos[0][0])
+    monkeypatch.setattr(fastscore, "MAX_CODEPOINTS", 10)  # a "huge" page
+    assert model.prepare()._fast.decision_page(page) is None
+    assert model.score_page(page) == model.score_page_terms(page) > model.threshold

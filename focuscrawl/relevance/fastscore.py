@@ -35,7 +35,7 @@ from focuscrawl.blocks.model import Page
 from focuscrawl.relevance.features import _STRIP
 
 #: Pages longer than this many code points (after joining) go to the slow path.
-MAX_CODEPOINTS = 1 << 22
+MAX_CODEPOINTS = 1 << 20  # the hash powers cost 16 bytes per code point of the longest page
 
 _LIMIT = 0x3001  # every white-space and _STRIP code point is below this
 _CLASS = np.zeros(_LIMIT + 1, np.uint8)  # 0 word character, 1 white space, 2 stripped at ends
