@@ -15,6 +15,11 @@ from libc.string cimport memset, strcmp, strlen
 from cpython.unicode cimport Py_UNICODE_ISSPACE
 
 cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    Py_ssize_t PyUnicode_CopyCharacters(object to, Py_ssize_t to_start, object src,
+                                        Py_ssize_t from_start, Py_ssize_t how_many) except -1
+    int PyUnicode_WriteChar(object s, Py_ssize_t index, Py_UCS4 ch) except -1
+    Py_UCS4 PyUnicode_MAX_CHAR_VALUE(object)
     int PyUnicode_KIND(object) 
     void* PyUnicode_DATA(object)
     Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) noexcept nogil
@@ -630,6 +635,52 @@ def walk(root, css, Py_ssize_t levels):
             c = c.parent
 
 
+cdef str _join(list words, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=0, Py_ssize_t d=0):
+    """``" ".join(words[a:b] + words[c:d])`` without the slices (ranges empty when reversed)."""
+    cdef Py_ssize_t i, size = 0, count = 0, pos = 0, n
+    cdef Py_UCS4 maxchar = 32, m
+    cdef object word
+    cdef str out
+    cdef Py_ssize_t total = len(words)
+    a = min(max(a, 0), total)  # clamp as slicing does
+    b = min(max(b, a), total)
+    c = min(max(c, 0), total)
+    d = min(max(d, c), total)
+    for i in range(a, b):
+        word = words[i]
+        size += len(<str>word)
+        m = PyUnicode_MAX_CHAR_VALUE(word)
+        if m > maxchar:
+            maxchar = m
+    for i in range(c, d):
+        word = words[i]
+        size += len(<str>word)
+        m = PyUnicode_MAX_CHAR_VALUE(word)
+        if m > maxchar:
+            maxchar = m
+    count = (b - a) + (d - c)
+    if count == 0:
+        return ""
+    out = PyUnicode_New(size + count - 1, maxchar)
+    for i in range(a, b):
+        word = words[i]
+        if pos:
+            PyUnicode_WriteChar(out, pos, 32)
+            pos += 1
+        n = len(<str>word)
+        PyUnicode_CopyCharacters(out, pos, word, 0, n)
+        pos += n
+    for i in range(c, d):
+        word = words[i]
+        if pos:
+            PyUnicode_WriteChar(out, pos, 32)
+            pos += 1
+        n = len(<str>word)
+        PyUnicode_CopyCharacters(out, pos, word, 0, n)
+        pos += n
+    return out
+
+
 def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link_cls,
              heading_tags, alt_text, double noise_weight):
     """``partition._assemble`` compiled: blocks and links of ``page`` from a walk and its kinds."""
@@ -645,7 +696,6 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
     cdef tuple kw
     cdef str kind, text, href, absolute, anchor, context
     cdef object block, link, weight
-    cdef list before, after
     if len(kinds) != n:
         raise ValueError("one kind per segment")
     for i in range(n):
@@ -655,7 +705,7 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         kw = <tuple>kinds[i]
         kind = kw[0]
         weight = kw[1]
-        text = " ".join(words[seg.w0 : seg.w1])
+        text = _join(words, seg.w0, seg.w1)
         block = block_cls.__new__(block_cls)
         block.id = len(blocks)
         block.kind = kind
@@ -676,16 +726,12 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
             continue
         a0 = raw.w0
         a1 = raw.w1
-        anchor = " ".join(words[a0:a1]) if a1 > a0 else alt_text(raw.el)
+        anchor = _join(words, a0, a1) if a1 > a0 else alt_text(raw.el)
         if window > 0:
             n0 = raw.agg[0]
             n1 = raw.agg[1]
-            before = words[max(n0, a0 - window) : a0]
-            after = words[a1 : min(n1, a1 + window)]
-            if before and after:
-                context = " ".join(before) + " " + " ".join(after)
-            else:
-                context = " ".join(before or after)
+            # words[max(n0, a0 - window) : a0] and words[a1 : min(n1, a1 + window)], joined
+            context = _join(words, max(n0, a0 - window), a0, a1, min(n1, a1 + window))
         else:
             context = ""
         bid = raw.segment.block if raw.segment is not None else -1

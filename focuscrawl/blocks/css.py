@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from focuscrawl.blocks import rules
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_NAMES = re.compile(r"([.#])([\w-]+)")
 _SIMPLE = re.compile(r"^([a-zA-Z][\w-]*)?((?:[.#][\w-]+)*)$")
 _MAX_SHEET_CHARS = 500_000  # bounded work on giant inline sheets
 
@@ -264,7 +265,7 @@ def _add_selector(out: StyleRules, selector: str, hidden: bool) -> None:
     if m is None:
         return
     tag, rest = m.group(1), m.group(2)
-    names = re.findall(r"([.#])([\w-]+)", rest)
+    names = _NAMES.findall(rest)
     if not names:
         if tag and hidden and tag.lower() not in ("html", "body", "div", "p", "span", "a"):
             out.hidden_tags.add(tag.lower())
