@@ -134,3 +134,24 @@ def test_a_dead_retraining_worker_is_counted_and_the_crawl_keeps_its_model():
     wrapper.wait()
     wrapper.close()
     assert wrapper.retrains == 1 and wrapper.model is not start
+
+
+def test_retraining_stops_after_repeated_worker_deaths():
+    import os
+    import signal
+
+    from focuscrawl.relevance.online import MAX_WORKER_DEATHS
+
+    raw = web(5, seed=4)
+    pages = [partition(h, u) for ps in raw.values() for u, h in ps]
+    start = train([], keywords=["bird"])
+    wrapper = RetrainingModel(start, ["bird"], every=10**9, confident=0.2)
+    for page in pages[:MAX_WORKER_DEATHS]:
+        wrapper.observe(page, 0.5)  # (re)starts the worker
+        os.kill(wrapper.worker_pid, signal.SIGKILL)
+        wrapper._proc.join()
+        assert not wrapper.start_retrain()  # finds it dead
+    assert wrapper.worker_deaths == MAX_WORKER_DEATHS and wrapper.gave_up
+    wrapper.observe(pages[-1], 0.5)
+    assert wrapper.worker_pid is None  # no new worker: the crawl keeps its model
+    assert wrapper.model is start and wrapper.score_page(pages[-1]) == start.score_page(pages[-1])

@@ -19,7 +19,8 @@ The worker keeps the training window (the last ``window`` positives and unlabell
 nothing is sent in bulk. It fits in a thread of its own while it goes on reading pages, at a
 lower CPU priority (``niceness``) than the crawl. If the worker dies (killed, out of memory),
 the crawl logs it, counts it in ``worker_deaths`` and ``failures``, keeps the current model and
-starts a new worker, whose window fills again from the pages that follow.
+starts a new worker, whose window fills again from the pages that follow; after
+``MAX_WORKER_DEATHS`` deaths it stops retraining.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ log = logging.getLogger(__name__)
 
 CONFIDENT_FACTOR = 1.5
 CONFIDENT_MAX = 0.9
+#: After this many worker deaths retraining is given up (a worker that cannot start — e.g. a
+#: script without the ``if __name__ == "__main__":`` guard that *spawn* needs — would otherwise
+#: be restarted over and over); the crawl goes on with its current model.
+MAX_WORKER_DEATHS = 3
+#: The crawl checks that the worker is alive every this many observed pages.
+CHECK_EVERY = 50
 MIN_UNLABELED = 10  # as focuscrawl.relevance.train.MIN_UNLABELED (not imported: sklearn)
 
 Groups = list[tuple[float, str]]
@@ -131,6 +138,7 @@ class RetrainingModel:
         self._outbox: Any = None
         self._pending: int | None = None  # the fit asked for and not answered
         self._seq = 0
+        self.gave_up = False  # retraining stopped after MAX_WORKER_DEATHS deaths
 
     @property
     def threshold(self) -> float:  # type: ignore[override]
@@ -188,10 +196,13 @@ class RetrainingModel:
         code = self._proc.exitcode if self._proc is not None else None
         self.worker_deaths += 1
         self.failures += 1
+        self.gave_up = self.worker_deaths >= MAX_WORKER_DEATHS
         log.error(
-            "online retraining worker died (exit code %s); keeping the current model and "
-            "starting a new worker",
+            "online retraining worker died (exit code %s); keeping the current model%s",
             code,
+            f"; retraining stops after {self.worker_deaths} deaths"
+            if self.gave_up
+            else " and starting a new worker",
         )
         self._discard_worker()
 
@@ -248,11 +259,15 @@ class RetrainingModel:
 
     def observe(self, page: Page, relevance: float) -> None:
         self.model.observe(page, relevance)
+        if self.gave_up:
+            return
         groups = field_groups(page, rules.FIELD_WEIGHTS)
         if not groups:
             return
         if self._proc is None:
             self._start_worker()
+        elif self.seen % CHECK_EVERY == 0 and not self._alive():
+            return
         positive = relevance >= self.confident_score()
         self._inbox.put(("page", positive, groups))
         if positive:
