@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -86,3 +87,29 @@ def test_reactor_lag_stats_split_the_ticks_while_a_model_retrains():
     assert stats.get_value("focuscrawl/relevance/retrains") == 1
     assert stats.get_value("focuscrawl/relevance/retrain_fit_seconds") == 2.5
     assert stats.get_value("focuscrawl/relevance/retrain_failures") is None
+
+
+def test_a_crawl_with_online_retraining_records_its_timing_stats(tmp_path, testweb_synthetic):
+    from tests.test_spider_topical import scrapy_crawl, topic_file
+
+    stats_file = tmp_path / "stats.json"
+    proc = scrapy_crawl(
+        tmp_path,
+        "-a",
+        f"topic={topic_file(tmp_path, testweb_synthetic)}",
+        "-s",
+        "CLOSESPIDER_PAGECOUNT=300",
+        "-s",
+        "FOCUSCRAWL_RETRAIN_EVERY=100",
+        "-s",
+        f"FOCUSCRAWL_STATS_FILE={stats_file}",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stats = json.loads(stats_file.read_text())
+    assert "spider_exceptions" not in " ".join(stats), proc.stderr[-3000:]
+    assert stats["focuscrawl/relevance/retrain_requests"] >= 1  # the worker was asked to fit
+    assert stats.get("focuscrawl/relevance/retrain_worker_deaths") is None
+    assert stats["focuscrawl/reactor/ticks"] > 0
+    assert (
+        0 <= stats["focuscrawl/reactor/busy_lag_max_ms"] <= stats["focuscrawl/reactor/lag_max_ms"]
+    )

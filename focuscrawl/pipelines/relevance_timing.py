@@ -13,7 +13,7 @@ records it as crawl stats, separately for the time an online retrain is running
   itself was busy (its CPU time in the gap, any thread), which leaves out the time the OS ran
   other processes on an over-committed machine;
 * each also with ``_retraining`` appended, over the ticks while a retrain was running;
-* ``focuscrawl/relevance/retrains``, ``…/retrain_failures``, ``…/retrain_worker_deaths``,
+* ``focuscrawl/relevance/retrain_requests``, ``…/retrains``, ``…/retrain_failures``, ``…/retrain_worker_deaths``,
   ``…/retrain_fit_seconds`` (the longest fit), read from the model when the spider closes.
 """
 
@@ -114,6 +114,7 @@ class ReactorLag:
                 self.stats.set_value(f"focuscrawl/reactor/ticks{suffix}", lag.count)
         model = self.model()
         for attr, name in (
+            ("requests", "retrain_requests"),
             ("retrains", "retrains"),
             ("failures", "retrain_failures"),
             ("worker_deaths", "retrain_worker_deaths"),

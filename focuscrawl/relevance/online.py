@@ -156,6 +156,11 @@ class RetrainingModel:
         return self._pending is not None
 
     @property
+    def requests(self) -> int:
+        """Retrains asked of the worker so far."""
+        return self._seq
+
+    @property
     def worker_pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
