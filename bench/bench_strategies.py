@@ -26,7 +26,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from focuscrawl import defaults
 from focuscrawl.evaluation.metrics import CrawlMetrics
@@ -118,10 +118,12 @@ def value(m: CrawlMetrics, n: int, key: str = "target_recall") -> float:
 
 
 def rebase(url: str, site: Any) -> str:
-    """A logged URL on this process's site (real crawls serve on another port)."""
+    """A logged URL on this process's site (real crawls serve on another port). Article names
+    are the corpus's percent-encoded names, as served: not decoded (a decoded name would hash
+    to another host and miss its label)."""
     path = urlsplit(url).path
     if path.startswith("/wiki/"):
-        return site.url_for(unquote(path[len("/wiki/") :]))
+        return site.url_for(path[len("/wiki/") :])
     return url
 
 
