@@ -29,7 +29,8 @@ def test_concurrency_limit_is_shared_by_workers(gates: list[HostGate]) -> None:
     assert b.acquire("h.test", "b2") > 0  # full: wait
     assert b.acquire("other.test", "b3") == 0.0  # other hosts unaffected
     a.release("h.test", "a1")
-    assert not b.busy("h.test")
+    assert not a.busy("h.test")  # one slot of two taken (b1); b itself has b2 waiting
+    assert b.busy("h.test")  # b1 and the waiting b2: b pops no more for the host
     assert b.acquire("h.test", "b2") == 0.0
 
 
@@ -113,3 +114,18 @@ def test_deferred_release_goes_with_the_next_round_trip(redis_url: str, redis_cl
     a.close()  # sends what is left
     assert b.in_use("g.test") == 0
     b.close()
+
+
+def test_own_waiting_and_taken_tokens_make_a_host_busy(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """A worker's own tokens for a host (taken, or still waiting in acquire) count at once:
+    the scheduler stops popping for that host without asking Redis."""
+    a = HostGate(redis_url, "fctest:pol", concurrency=2, delay=30.0)
+    a.open()
+    assert a.acquire("h.test", "a1") == 0.0
+    assert not a.busy("other.test")
+    assert a.acquire("h.test", "a2") > 0  # waits for the delay, but holds its place
+    redis_client.delete("fctest:pol:pol:a:h.test", "fctest:pol:pol:next")  # Redis forgets
+    assert a.busy("h.test")  # two tokens of its own: busy without a round trip
+    a.release("h.test", "a2")  # given up
+    assert not a.busy("h.test")
+    a.close()

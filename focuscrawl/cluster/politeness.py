@@ -81,6 +81,10 @@ class HostGate:
         # the owner calls flush() every so often so an idle worker's slots free up too
         self.defer_release = defer_release
         self._released: list[tuple[str, str]] = []
+        # this worker's tokens per host, taken or still waiting for a slot: a host with as many
+        # as its concurrency is busy without asking Redis (a request waiting in acquire is not
+        # yet in the downloader's slot, so the scheduler would pop more for the host)
+        self._mine: dict[str, set[str]] = {}
         self._client: Any = None
         self._acquire: Any = None
         self._busy: Any = None
@@ -102,13 +106,20 @@ class HostGate:
         return [self.prefix, host, self.concurrency, repr(self.delay), repr(self.hold)]
 
     def acquire(self, host: str, token: str) -> float:
-        """Take a slot of ``host`` for ``token``: 0.0 when taken, else seconds to wait first."""
+        """Take a slot of ``host`` for ``token``: 0.0 when taken, else seconds to wait first
+        (``release`` the token once done, taken or not)."""
         self._busy_cache.pop(host, None)
+        self._mine.setdefault(host, set()).add(token)
         wait = float(self._call(self._acquire, [*self._args(host), token]))
         return self.full_wait if wait < 0 else max(wait, 0.001) if wait > 0 else 0.0
 
     def release(self, host: str, token: str) -> None:
         self._busy_cache.pop(host, None)
+        mine = self._mine.get(host)
+        if mine is not None:
+            mine.discard(token)
+            if not mine:
+                del self._mine[host]
         if self.defer_release:
             self._released.append((host, token))
         else:
@@ -142,6 +153,8 @@ class HostGate:
 
     def busy(self, host: str) -> bool:
         """True when a new request to ``host`` would have to wait (for the scheduler's pop)."""
+        if len(self._mine.get(host, ())) >= self.concurrency:
+            return True
         if self.busy_ttl <= 0:
             return bool(self._call(self._busy, self._args(host)))
         now = time.monotonic()
