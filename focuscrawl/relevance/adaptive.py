@@ -60,7 +60,8 @@ class AdaptiveCosineModel(CosineModel):
 
     def observe(self, page: Page, relevance: float) -> None:
         super().observe(page, relevance)
-        self.observe_terms(list(self._main_counts(page)), relevance)  # distinct terms suffice
+        if relevance >= self.min_relevance:  # observe_terms ignores the page otherwise
+            self.observe_terms(self.main_terms(page), relevance)  # distinct terms suffice
 
     def observe_terms(self, terms: list[str], relevance: float) -> None:
         """Feed one page's tokens (the page has been scored ``relevance``)."""

@@ -11,7 +11,11 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
+import numpy as np
+
 from focuscrawl.blocks.model import Page
+from focuscrawl.relevance.fastcosine import PageTerms, TermTable, _hash_strings
+from focuscrawl.relevance.fastcosine import page_terms as _fast_page_terms
 from focuscrawl.text import _WORD, STOPWORDS, tokens
 
 KEYWORD_WEIGHT = 5.0  # a keyword counts as this many occurrences in the profile
@@ -29,21 +33,81 @@ def token_counts(text: str) -> Counter[str]:
 
 class DocumentFrequencies:
     """Document frequencies; IDF values are cached and refreshed as the collection grows
-    by ``refresh`` (a fraction), so scoring a text costs a dict lookup per term."""
+    by ``refresh`` (a fraction), so scoring a text costs a dict lookup per term.
+
+    Terms live in a table that only grows (term → index, with the 64-bit hashes of
+    :mod:`focuscrawl.relevance.fastcosine` for the numpy page path); document frequencies and
+    cached IDF values are arrays by index, shared by the pure and the numpy path. A term's
+    cached IDF is computed from its document frequency when it is first looked up after a
+    refresh, whichever path looks it up."""
 
     def __init__(self, refresh: float = 0.05) -> None:
         self.n_docs = 0
-        self.df: Counter[str] = Counter()
         self.refresh = refresh
-        self._cache: dict[str, float] = {}
+        self._cache: dict[str, float] = {}  # the pure path's view of the cached IDF values
         self._cache_docs = 0
+        self.index: dict[str, int] = {}
+        self.terms: list[str] = []
+        self._df = np.zeros(1024, np.int64)
+        self._idf = np.full(1024, np.nan)  # cached IDF by index, NaN when not cached
+        self.table = TermTable()
+        self._hashed = 0  # terms[:_hashed] are in the table
 
-    def add(self, terms: Iterable[str]) -> None:
+    def __setstate__(self, state: dict) -> None:
+        if "df" in state:  # pickled before the term table: rebuild it
+            df: Counter[str] = state.pop("df")
+            cache = state.pop("_cache", {})
+            self.__init__(state.get("refresh", 0.05))  # type: ignore[misc]
+            self.__dict__.update(state)
+            for term, count in df.items():
+                self._df[self._intern(term)] = count
+            for term, value in cache.items():
+                self._idf[self._intern(term)] = value
+                self._cache[term] = value
+        else:
+            self.__dict__.update(state)
+
+    @property
+    def df(self) -> Counter[str]:
+        """Document frequency of every term seen (a copy)."""
+        df = self._df
+        return Counter({t: int(df[i]) for t, i in self.index.items() if df[i]})
+
+    def _grow(self, n: int) -> None:
+        if n > len(self._df):
+            size = max(n, 2 * len(self._df))
+            df = np.zeros(size, np.int64)
+            df[: len(self._df)] = self._df
+            idf = np.full(size, np.nan)
+            idf[: len(self._idf)] = self._idf
+            self._df, self._idf = df, idf
+
+    def _intern(self, term: str) -> int:
+        i = self.index.get(term)
+        if i is None:
+            i = self.index[term] = len(self.terms)
+            self.terms.append(term)
+            self._grow(i + 1)
+        return i
+
+    def _counted(self) -> None:
         self.n_docs += 1
-        self.df.update(set(terms))
         if self.n_docs > self._cache_docs * (1 + self.refresh) + 1:
             self._cache.clear()
+            self._idf[: len(self.terms)] = np.nan
             self._cache_docs = self.n_docs
+
+    def add(self, terms: Iterable[str]) -> None:
+        intern = self._intern
+        idx = [intern(t) for t in set(terms)]
+        if idx:
+            self._df[idx] += 1
+        self._counted()
+
+    def add_indices(self, index: np.ndarray) -> None:
+        """``add`` of distinct terms given by index (the numpy path's observe)."""
+        self._df[index] += 1
+        self._counted()
 
     @property
     def version(self) -> int:
@@ -53,10 +117,59 @@ class DocumentFrequencies:
     def idf(self, term: str) -> float:
         value = self._cache.get(term)
         if value is None:
-            n = self._cache_docs
-            value = math.log((n + 1) / (min(self.df.get(term, 0), n) + 1)) + 1.0
+            i = self._intern(term)
+            value = float(self._idf[i])
+            if value != value:
+                n = self._cache_docs
+                value = math.log((n + 1) / (min(int(self._df[i]), n) + 1)) + 1.0
+                self._idf[i] = value
             self._cache[term] = value
         return value
+
+    def idf_of(self, index: np.ndarray) -> np.ndarray:
+        """The cached IDF of the terms ``index`` (caching the missing ones)."""
+        values = self._idf.take(index)
+        missing = np.isnan(values)
+        if missing.any():
+            n = self._cache_docs
+            i = index[missing]
+            v = np.log((n + 1) / (np.minimum(self._df.take(i), n) + 1.0)) + 1.0
+            self._idf[i] = v
+            values[missing] = v
+        return values
+
+    def intern_hashes(
+        self, hashes: np.ndarray, starts: np.ndarray, ends: np.ndarray, text: str
+    ) -> np.ndarray | None:
+        """The index of each distinct term hash, adding new terms (``text[start:end]``);
+        ``None`` when the hash table cannot be trusted (the pure path must run)."""
+        table = self.table
+        if self._hashed < len(self.terms):  # terms that came by the pure path
+            added = self.terms[self._hashed :]
+            h = _hash_strings(added)
+            if len(np.unique(h)) != len(h) or (table.find(h) >= 0).any():
+                table.usable = False
+            else:
+                table.add(h, np.arange(self._hashed, len(self.terms), dtype=np.int64))
+            self._hashed = len(self.terms)
+        if not table.usable:
+            return None
+        index = table.find(hashes)
+        new = np.flatnonzero(index < 0)
+        if len(new):
+            base = len(self.terms)
+            words = [
+                text[s:e] for s, e in zip(starts[new].tolist(), ends[new].tolist(), strict=True)
+            ]
+            for k, w in enumerate(words):
+                self.index[w] = base + k
+            self.terms.extend(words)
+            self._grow(len(self.terms))
+            ids = np.arange(base, len(self.terms), dtype=np.int64)
+            table.add(hashes[new], ids)
+            index[new] = ids
+            self._hashed = len(self.terms)
+        return index
 
 
 class CosineModel:
@@ -83,10 +196,19 @@ class CosineModel:
             for term in tokens(keyword):
                 profile[term] += KEYWORD_WEIGHT
         self.profile: dict[str, float] = dict(profile)
-        self._profile_cache: tuple[int, dict[str, float], float] | None = None
+        #: score pages with :mod:`focuscrawl.relevance.fastcosine` (False: the pure path)
+        self.fast = True
+        self._profile_cache: tuple | None = None
         self._text_cache: dict[str, float] = {}
         # the main-text counts of the last page scored: observe() of that page reuses them
         self._last: tuple[Page, Counter[str]] | None = None
+        self._fast_last: tuple[Page, DocumentFrequencies, PageTerms | None] | None = None
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("fast", True)
+        self._profile_cache = None
+        self._fast_last = None
 
     def add_text(self, text: str) -> None:
         """Add a seed or example page's text to the profile (each text weighs 10 occurrences)."""
@@ -99,14 +221,24 @@ class CosineModel:
             self.profile[term] = self.profile.get(term, 0.0) + 10.0 * count / total
         self._profile_cache = None
 
-    def _weighted_profile(self) -> tuple[dict[str, float], float]:
+    def _weighted(self) -> tuple:
         # the profile's IDF weights change only as the document count grows: cache per count
-        if self._profile_cache is None or self._profile_cache[0] != self.dfs.version:
-            vec = {t: w * self.dfs.idf(t) for t, w in self.profile.items()}
+        dfs = self.dfs
+        cache = self._profile_cache
+        if cache is None or cache[0] != dfs.version or cache[1] is not dfs:
+            vec = {t: w * dfs.idf(t) for t, w in self.profile.items()}
             norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
-            self._profile_cache = (self.dfs.version, vec, norm)
+            dense = np.zeros(len(dfs.terms))  # by term index, for the numpy path
+            if vec:
+                idx = np.fromiter((dfs.index[t] for t in vec), np.int64, len(vec))
+                dense[idx] = np.fromiter(vec.values(), float, len(vec))
+            cache = self._profile_cache = (dfs.version, dfs, vec, norm, dense)
             self._text_cache.clear()
-        return self._profile_cache[1], self._profile_cache[2]
+        return cache
+
+    def _weighted_profile(self) -> tuple[dict[str, float], float]:
+        cache = self._weighted()
+        return cache[2], cache[3]
 
     def score_counts(self, counts: Counter[str]) -> float:
         if not counts or not self.profile:
@@ -153,9 +285,57 @@ class CosineModel:
             counts[term] += TITLE_WEIGHT
         return counts
 
+    def _page_terms(self, page: Page) -> PageTerms | None:
+        """The numpy path's terms of ``page`` (``None``: take the pure path)."""
+        last = self._fast_last
+        dfs = self.dfs
+        if last is not None and last[0] is page and last[1] is dfs:
+            return last[2]
+        terms = None
+        if self.fast:
+            terms = _fast_page_terms(
+                (page.main_text or page.text).lower(),
+                page.title.lower(),
+                TITLE_WEIGHT,
+                dfs.intern_hashes,
+            )
+        self._fast_last = (page, dfs, terms)
+        return terms
+
     def score_page(self, page: Page) -> float:
+        terms = self._page_terms(page)
+        if terms is None:
+            return self.score_page_counts(page)
+        if not len(terms.index) or not self.profile:
+            return 0.0
+        _, _, _, pnorm, dense = self._weighted()
+        index = terms.index
+        counts = terms.counts
+        w = self.dfs.idf_of(index)
+        many = counts != 1.0
+        if many.any():
+            w[many] *= 1.0 + np.log(counts[many])
+        sq = float(w @ w)
+        inside = index < len(dense)
+        dot = float(w[inside] @ dense.take(index[inside]))
+        return dot / (math.sqrt(sq) * pnorm) if sq else 0.0
+
+    def score_page_counts(self, page: Page) -> float:
+        """``score_page`` by the pure path (token counts and dicts)."""
         return self.score_counts(self.page_counts(page))
+
+    def main_terms(self, page: Page) -> list[str]:
+        """The distinct terms of the page's main text."""
+        terms = self._page_terms(page)
+        if terms is None:
+            return list(self._main_counts(page))
+        all_terms = self.dfs.terms
+        return [all_terms[i] for i in terms.index[terms.main].tolist()]
 
     def observe(self, page: Page, relevance: float) -> None:
         if self.learn_idf:
-            self.dfs.add(self._main_counts(page))
+            terms = self._page_terms(page)
+            if terms is None:
+                self.dfs.add(self._main_counts(page))
+            else:
+                self.dfs.add_indices(terms.index[terms.main])

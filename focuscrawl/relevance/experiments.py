@@ -6,6 +6,7 @@ Each returns plain rows (dicts) for ``bench/bench_classifiers.py`` and
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -172,6 +173,7 @@ def speed(corpus_html: Sequence[tuple[str, bytes]], models: dict[str, object]) -
     ``score_page``, and for :class:`RelevanceModel` also the term-count path it replaced."""
     import lxml.html
 
+    from focuscrawl.blocks.model import Page
     from focuscrawl.blocks.partition import partition
     from focuscrawl.relevance.model import RelevanceModel
 
@@ -195,6 +197,20 @@ def speed(corpus_html: Sequence[tuple[str, bytes]], models: dict[str, object]) -
         steps = [(f"classify: {name}", model.score_page)]  # type: ignore[attr-defined]
         if isinstance(model, RelevanceModel) and model.cosine is None:
             steps.append((f"classify: {name}, term-count path (before)", model.score_page_terms))
+        if isinstance(model, CosineModel):
+            # what the crawl does per page: score, then observe (IDF learning, adaptation);
+            # on copies, so that the shared document frequencies stay as they were
+            for label, fast in ((name, True), (f"{name}, pure path (before)", False)):
+                live = copy.deepcopy(model)
+                live.fast = fast
+                if not fast:
+                    steps.append((f"classify: {label}", live.score_page))
+                    live = copy.deepcopy(live)
+
+                def crawl_step(page: Page, m: CosineModel = live) -> None:
+                    m.observe(page, m.score_page(page))
+
+                steps.append((f"classify + observe: {label}", crawl_step))
         for label, score in steps:
             for page in pages[:20]:  # warm-up: the fast path builds its hash table once
                 score(page)
