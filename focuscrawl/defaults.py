@@ -197,7 +197,7 @@ _add(
 _add(
     "FOCUSCRAWL_RETRAIN_EVERY",
     0,
-    "Retrain a PU model from the crawl's own pages every N fetched pages, in a worker thread (the crawl never waits); 0: off.",
+    "Retrain a PU model from the crawl's own pages every N fetched pages, in a worker process (the crawl never waits); 0: off.",
 )
 
 # --- change detection and recrawl --------------------------------------------------------
