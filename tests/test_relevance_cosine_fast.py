@@ -82,6 +82,7 @@ def test_fast_scores_equal_the_pure_path_through_a_crawl(adaptive):
     scored = 0
     for page in _stream() * 2:
         a, b = fast.score_page(page), pure.score_page(page)
+        assert fast._page_terms(page) is not None and pure._page_terms(page) is None
         assert abs(a - b) <= 1e-9, (page.url, a, b)
         assert fast.score_page_counts(page) == pytest.approx(b, abs=1e-9)
         scored += a > 0

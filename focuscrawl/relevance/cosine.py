@@ -52,6 +52,8 @@ class DocumentFrequencies:
         self._idf = np.full(1024, np.nan)  # cached IDF by index, NaN when not cached
         self.table = TermTable()
         self._hashed = 0  # terms[:_hashed] are in the table
+        for term in sorted(STOPWORDS):  # indices below len(STOPWORDS): the numpy path drops them
+            self._intern(term)
 
     def __setstate__(self, state: dict) -> None:
         if "df" in state:  # pickled before the term table: rebuild it

@@ -57,23 +57,37 @@ def classes() -> np.ndarray:
 def token_spans(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ends)`` of the ``_WORD`` matches in code points ``a``."""
     cls = classes().take(a)
-    sep = cls == SEPARATOR
-    run_start = ~sep
-    run_start[1:] &= sep[:-1]
-    run_id = np.cumsum(run_start)
-    letters = np.flatnonzero(cls == LETTER)
-    if not len(letters):
-        return letters, letters
-    wordish = np.flatnonzero((cls == LETTER) | (cls == WORD))
-    lrid = run_id.take(letters)
-    first = np.concatenate([[True], lrid[1:] != lrid[:-1]])
-    starts = letters[first]
-    runs = lrid[first]  # the runs holding a letter, ascending
-    wrid = run_id.take(wordish)
-    last = np.concatenate([wrid[1:] != wrid[:-1], [True]])
-    ends_all = wordish[last]
-    pos = np.searchsorted(wrid[last], runs)
-    ends = ends_all.take(pos) + 1
+    n = len(cls)
+    if not n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    inside = cls != SEPARATOR
+    edge = np.empty(n + 1, bool)  # a run starts or ends at i
+    edge[0] = inside[0]
+    edge[n] = inside[n - 1]
+    np.not_equal(inside[1:], inside[:-1], out=edge[1:n])
+    bounds = np.flatnonzero(edge)
+    run_start, run_end = bounds[0::2], bounds[1::2]
+    # most runs start with a letter and end with a letter or word character: only the
+    # others are searched, among the letters (start) and letter-or-word characters (end)
+    starts = run_start
+    odd = np.flatnonzero(cls.take(run_start) != LETTER)
+    if len(odd):
+        letters = np.flatnonzero(cls == LETTER)
+        pos = np.searchsorted(letters, run_start.take(odd))
+        found = pos < len(letters)
+        found[found] = letters.take(pos[found]) < run_end.take(odd[found])
+        starts = run_start.copy()
+        starts[odd[found]] = letters.take(pos[found])
+        if not found.all():  # runs without a letter hold no token
+            keep = np.ones(len(run_start), bool)
+            keep[odd[~found]] = False
+            starts, run_end = starts[keep], run_end[keep]
+    ends = run_end
+    odd = np.flatnonzero(cls.take(run_end - 1) == JOINER)
+    if len(odd):
+        wordish = np.flatnonzero((cls == LETTER) | (cls == WORD))
+        ends = run_end.copy()
+        ends[odd] = wordish.take(np.searchsorted(wordish, run_end.take(odd)) - 1) + 1
     return starts, ends
 
 
@@ -84,9 +98,6 @@ def _hash_strings(terms: list[str]) -> np.ndarray:
     starts = np.zeros(len(terms), np.int64)
     np.cumsum(lengths[:-1] + 1, out=starts[1:])
     return span_hashes(codepoints("\n".join(terms)), starts, starts + lengths)
-
-
-_STOP_HASHES = np.sort(_hash_strings(sorted(STOPWORDS)))
 
 
 class TermTable:
@@ -152,10 +163,11 @@ class PageTerms:
         self.main = main
 
 
-def page_terms(main: str, title: str, title_weight: float, intern) -> PageTerms | None:  # noqa: ANN001
+def page_terms(main: str, title: str, title_weight: int, intern) -> PageTerms | None:  # noqa: ANN001
     """Tokenise ``main`` and ``title`` (already lower-cased) and map the distinct terms to
-    indices with ``intern(hashes, first_starts, first_ends, text)`` (which adds new terms);
-    ``None`` when the text cannot take this path."""
+    indices with ``intern(hashes, starts, ends, text)`` (which adds new terms and returns
+    ``None`` when the pure path must run); stop words are the indices below
+    ``len(STOPWORDS)`` (the table holds them first) and are dropped here."""
     text = main + "\n" + title
     try:
         a = codepoints(text)
@@ -168,22 +180,32 @@ def page_terms(main: str, title: str, title_weight: float, intern) -> PageTerms 
     if not keep.all():
         starts, ends = starts[keep], ends[keep]
     if not len(starts):
-        return PageTerms(np.zeros(0, np.int64), np.zeros(0), np.zeros(0, bool))
+        return _EMPTY
     h = span_hashes(a, starts, ends)
-    pos = np.searchsorted(_STOP_HASHES, h)
-    pos[pos == len(_STOP_HASHES)] = 0
-    keep = _STOP_HASHES.take(pos) != h
-    if not keep.all():
-        starts, ends, h = starts[keep], ends[keep], h[keep]
-        if not len(starts):
-            return PageTerms(np.zeros(0, np.int64), np.zeros(0), np.zeros(0, bool))
-    in_main = starts < len(main)
-    weight = np.where(in_main, 1.0, float(title_weight))
-    distinct, first, where = np.unique(h, return_index=True, return_inverse=True)
-    where = where.ravel()
-    counts = np.bincount(where, weights=weight, minlength=len(distinct))
-    main_mask = np.bincount(where, weights=in_main, minlength=len(distinct)) > 0
-    index = intern(distinct, starts.take(first), ends.take(first), text)
+    order = h.argsort()
+    sh = h.take(order)
+    first = np.empty(len(sh), bool)
+    first[0] = True
+    np.not_equal(sh[1:], sh[:-1], out=first[1:])
+    distinct = sh[first]
+    group = np.cumsum(first) - 1
+    where = np.empty(len(h), np.int64)
+    where[order] = group
+    some = order[first]  # an occurrence of each distinct term
+    index = intern(distinct, starts.take(some), ends.take(some), text)
     if index is None:
         return None
-    return PageTerms(index, counts, main_mask)
+    k = int(np.searchsorted(starts, len(main)))  # the title's words come last
+    counts = np.bincount(where, minlength=len(distinct)).astype(float)
+    if k < len(where):
+        counts += (title_weight - 1) * np.bincount(where[k:], minlength=len(distinct))
+        in_main = np.bincount(where[:k], minlength=len(distinct)) > 0
+    else:
+        in_main = np.ones(len(distinct), bool)
+    words = index >= len(STOPWORDS)
+    if not words.all():
+        index, counts, in_main = index[words], counts[words], in_main[words]
+    return PageTerms(index, counts, in_main)
+
+
+_EMPTY = PageTerms(np.zeros(0, np.int64), np.zeros(0), np.zeros(0, bool))
