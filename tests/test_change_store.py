@@ -264,3 +264,126 @@ def test_due_urls_from_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         store.record(f"http://h/{i}", fp(str(i)), "new", float(i))
     store.close()
     assert due_urls(settings, now=10.0) == ["http://h/0", "http://h/1"]
+
+
+# --- Redis: one round trip per page (shared connection, read hand-off, writes behind) ---------
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts what the Redis client sends (a pipeline is one send); the server stays real."""
+    import redis.connection
+
+    sent = [0]
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self, command, check_health=True):  # type: ignore[no-untyped-def]
+        sent[0] += 1
+        return original(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    return sent
+
+
+def test_redis_one_round_trip_per_page(
+    redis_client, redis_url: str, round_trips: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import focuscrawl.change.store_redis as store_redis
+
+    monkeypatch.setattr(store_redis, "WRITE_DELAY", 1e9)  # counts must not depend on time
+    middleware = RedisChangeStore(redis_url, prefix="t")  # what the conditional GET opens
+    pipeline = RedisChangeStore(redis_url, prefix="t")  # what the change pipeline opens
+    middleware.open()
+    pipeline.open()
+    urls = [f"http://h/{i}" for i in range(50)]
+    before = round_trips[0]
+    for cycle in range(2):  # a crawl, then a recrawl of the same pages
+        for i, url in enumerate(urls):
+            middleware.get(url)  # reads Redis, carrying the previous page's queued write
+            old = pipeline.get(url)  # served from the hand-off
+            assert (old is None) == (cycle == 0)
+            rec = pipeline.record(url, fp(f"{url} v{cycle}"), "significant", 10.0 * cycle + i)
+            assert len(rec.history) == cycle + 1  # computed from what was read
+    assert round_trips[0] - before == 2 * len(urls)
+    middleware.close()
+    pipeline.close()  # the last queued visit goes out here
+    assert round_trips[0] - before == 2 * len(urls) + 1
+    for i, url in enumerate(urls):
+        assert redis_client.hget(f"t:p:{url}", "h").decode() == f"{i:.3f} s;{10.0 + i:.3f} s"
+
+
+def test_redis_written_record_matches_the_returned_one(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    store = RedisChangeStore(redis_url, prefix="t", max_history=5)
+    store.open()
+    returned = []
+    for i in range(8):
+        store.get("u")
+        status = ["new", "unchanged", "significant", "insignificant", "deleted"][i % 5]
+        feats = {"depth": i} if i % 2 else ({"size": i} if i % 3 else None)
+        returned.append(store.record("u", fp(f"v{i}", f'"e{i}"'), status, 1.0 + i / 3, feats))
+    store.flush()
+    other = RedisChangeStore(redis_url, prefix="t", max_history=5)
+    other.open()  # reopening clears the hand-off: this get reads Redis
+    stored = other.get("u")
+    assert stored == returned[-1]
+    assert len(stored.history) == 5  # type: ignore[union-attr]
+    other.close()
+    store.close()
+
+
+def test_redis_write_batch_goes_out_without_a_read(
+    redis_client, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import focuscrawl.change.store_redis as store_redis
+
+    monkeypatch.setattr(store_redis, "WRITE_BATCH", 3)
+    monkeypatch.setattr(store_redis, "WRITE_DELAY", 1e9)
+    store = RedisChangeStore(redis_url, prefix="t")
+    store.open()
+    for i in range(3):
+        store.get(f"u{i}")
+    store.record("u0", fp("a"), "new", 1.0)
+    store.record("u1", fp("b"), "new", 1.0)
+    assert redis_client.scard("t:urls") == 0  # queued
+    store.record("u2", fp("c"), "new", 1.0)
+    assert redis_client.scard("t:urls") == 3  # the third fills the batch
+    store.close()
+
+
+def test_redis_queued_visits_survive_an_outage_and_a_restart(tmp_path: Path) -> None:
+    from tests.conftest import RedisServer
+
+    server = RedisServer(tmp_path, appendonly=True)
+    server.start()
+    try:
+        store = RedisChangeStore(server.url, prefix="t", retries=0)
+        store.open()
+        store.get("u")
+        store.record("u", fp("a"), "new", 1.0)  # queued
+        server.stop()
+        with pytest.raises(StoreError, match="unreachable"):
+            store.get("v")  # would carry the queued visit: Redis is down, the visit stays
+        server.start()  # same port, AOF on
+        assert store.get("v") is None  # carries the queued visit now
+        store.record("v", fp("b"), "new", 2.0)
+        store.close()  # writes v
+        store.open()
+        assert [s for _, s in store.get("u").history] == ["new"]  # type: ignore[union-attr]
+        assert store.get("v").fingerprints == fp("b")  # type: ignore[union-attr]
+        store.close()
+    finally:
+        server.stop()
+
+
+def test_redis_queued_visit_into_lost_data_is_a_clear_error(redis_client, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+    store = RedisChangeStore(redis_url, prefix="t")
+    store.open()
+    store.get("u")
+    store.record("u", fp("a"), "new", 1.0)  # queued
+    redis_client.flushdb()
+    with pytest.raises(StoreError, match="lost its data"):
+        store.get("v")
+    with pytest.raises(StoreError, match="lost its data"):  # and it stays refused
+        store.get("v")
+    store.close()
+    store.open()  # reopening starts afresh
+    assert store.get("u") is None
+    store.close()

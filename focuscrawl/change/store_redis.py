@@ -8,19 +8,38 @@ Key schema (``P`` = the prefix, ``FOCUSCRAWL_CHANGE_REDIS_PREFIX``, default ``fc
                         h → visit history "1714000000.000 s;…" (last max_history visits)
                         x → features JSON
 
-``record`` is one Lua script (atomic read-modify-write: append the visit, trim the history,
-replace the fingerprints, merge the features, add the URL to the set). The script first checks
-that ``P:meta`` still exists: a Redis restarted without persistence comes back empty, and the
-next write then fails with :class:`StoreError` instead of silently starting a new history.
-Connection errors are retried with backoff (a restart with persistence is survived); when the
-server stays away, :class:`StoreError` says so.
+Each visit is written by one Lua script (atomic read-modify-write: append the visit, trim the
+history, replace the fingerprints, merge the features, add the URL to the set). The script first
+checks that ``P:meta`` still exists: a Redis restarted without persistence comes back empty, and
+the next write then fails with :class:`StoreError` instead of silently starting a new history
+(and every later call fails too, until the store is reopened). Connection errors are retried with
+backoff (a restart with persistence is survived); when the server stays away, :class:`StoreError`
+says so.
+
+One round trip per page. A crawl reads a page's record twice (the conditional-GET middleware
+before the request, the change pipeline after the response) and then records the visit. So:
+
+- the store objects of one process that point at the same Redis and prefix share one connection
+  (the middleware and the pipeline each open their own store);
+- a record read from Redis is served once more from memory (the pipeline's read after the
+  middleware's), and the ``record`` that follows it computes the new record locally;
+- such a visit is written behind: queued, and sent in the same pipelined round trip as the next
+  read that goes to Redis, or when ``WRITE_BATCH`` visits are queued or the oldest is
+  ``WRITE_DELAY`` seconds old, or by ``records()`` / ``len()`` / ``due()`` / ``close()``. A write
+  that fails on a connection error stays queued and is sent again (nothing is lost on a restart
+  with persistence); one refused because the data is gone is the same clear error as before.
+
+A ``record`` without a read just before it is written at once, as one call, and returns the record
+as Redis now holds it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -38,6 +57,13 @@ from focuscrawl.change.store import (
 )
 
 logger = logging.getLogger(__name__)
+
+#: queued visits that force a write; the age (seconds) of the oldest queued visit that does
+WRITE_BATCH = 32
+WRITE_DELAY = 1.0
+#: records kept for the read that follows (the middleware → pipeline hand-off), and how long
+CACHE_SIZE = 1024
+CACHE_TTL = 60.0
 
 _RECORD = """
 if redis.call('HEXISTS', KEYS[3], 'schema') == 0 then
@@ -62,14 +88,34 @@ if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[1], 'x', cjson.encode(merged))
 end
 redis.call('SADD', KEYS[2], ARGV[5])
-return redis.call('HMGET', KEYS[1], 'f', 'h', 'x')
+if ARGV[6] == '1' then return redis.call('HMGET', KEYS[1], 'f', 'h', 'x') end
+return 1
 """
+
+_LOST = "FCLOST"
 
 
 def _text(value: bytes | str | None) -> str:
     if value is None:
         return ""
     return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+class _Shared:
+    """One connection per (Redis URL, prefix) in a process, and what it has queued and read."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.refs = 0
+        self.pending: list[tuple[str, list[Any]]] = []  # (url, script ARGV) not yet written
+        self.pending_since = 0.0
+        # url → (read at, record or None, served again already)
+        self.cache: OrderedDict[str, tuple[float, PageRecord | None, bool]] = OrderedDict()
+        self.lost: StoreError | None = None
+
+
+_SHARED: dict[tuple[str, str], _Shared] = {}
+_SHARED_LOCK = threading.Lock()
 
 
 class RedisChangeStore:
@@ -84,8 +130,7 @@ class RedisChangeStore:
         self.prefix = prefix
         self.max_history = max_history
         self.retries = retries
-        self._client: Any = None
-        self._script: Any = None
+        self._shared: _Shared | None = None
 
     def key(self, url: str) -> str:
         return f"{self.prefix}:p:{url}"
@@ -100,58 +145,153 @@ class RedisChangeStore:
 
     # --- lifecycle ------------------------------------------------------------------------
     def open(self) -> None:
-        if self._client is not None:
+        if self._shared is not None:
             return
         import redis
         from redis.backoff import ExponentialBackoff
         from redis.retry import Retry
 
-        client = redis.Redis.from_url(
-            self.url, retry=Retry(ExponentialBackoff(cap=2.0, base=0.05), self.retries)
-        )
-        try:
-            schema = client.hget(self._meta, "schema")
-            if schema is not None and int(schema) > SCHEMA_VERSION:
-                raise StoreError(
-                    f"Redis change store {self.prefix} has schema {int(schema)}, written by a "
-                    f"newer focuscrawl (this one reads up to {SCHEMA_VERSION})"
+        with _SHARED_LOCK:
+            shared = _SHARED.get((self.url, self.prefix))
+            client = (
+                shared.client
+                if shared is not None
+                else redis.Redis.from_url(
+                    self.url, retry=Retry(ExponentialBackoff(cap=2.0, base=0.05), self.retries)
                 )
-            if schema is None:
-                client.hset(self._meta, mapping={"schema": SCHEMA_VERSION, "created": time.time()})
-            else:  # an older schema: the record layout is read-compatible, mark it upgraded
-                client.hset(self._meta, "schema", SCHEMA_VERSION)
-        except redis.RedisError as exc:
-            client.close()
-            raise StoreError(f"cannot reach the Redis change store at {self.url}: {exc}") from exc
-        self._client = client
-        self._script = client.register_script(_RECORD)
+            )
+            try:
+                schema = client.hget(self._meta, "schema")
+                if schema is not None and int(schema) > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"Redis change store {self.prefix} has schema {int(schema)}, written by "
+                        f"a newer focuscrawl (this one reads up to {SCHEMA_VERSION})"
+                    )
+                if schema is None:
+                    client.hset(
+                        self._meta, mapping={"schema": SCHEMA_VERSION, "created": time.time()}
+                    )
+                else:  # an older schema: the record layout is read-compatible, mark it upgraded
+                    client.hset(self._meta, "schema", SCHEMA_VERSION)
+            except (redis.RedisError, StoreError) as exc:
+                if shared is None:
+                    client.close()
+                if isinstance(exc, StoreError):
+                    raise
+                raise StoreError(
+                    f"cannot reach the Redis change store at {self.url}: {exc}"
+                ) from exc
+            if shared is None:
+                shared = _SHARED[(self.url, self.prefix)] = _Shared(client)
+            shared.refs += 1
+            shared.lost = None  # reopened: a lost store starts afresh (see _call)
+            shared.cache.clear()
+        self._shared = shared
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        """Write what is queued, then let go of the connection (closed with its last user).
+
+        Raises :class:`StoreError` when the queued visits cannot be written; they are lost
+        only if this was the connection's last user (the error says how many).
+        """
+        shared = self._shared
+        if shared is None:
+            return
+        self._shared = None
+        with _SHARED_LOCK:
+            shared.refs -= 1
+            last = shared.refs <= 0
+            if last:
+                _SHARED.pop((self.url, self.prefix), None)
+        try:
+            self._flush(shared)
+        except StoreError as exc:
+            if not last:
+                raise
+            n = len(shared.pending)
+            raise StoreError(f"{exc}; {n} visit(s) not written to the change store") from exc
+        finally:
+            if last:
+                shared.client.close()
 
     @property
     def client(self) -> Any:
-        if self._client is None:
+        return self._open().client
+
+    def _open(self) -> _Shared:
+        if self._shared is None:
             raise StoreError("the change store is not open: call open() first")
-        return self._client
+        if self._shared.lost is not None:
+            raise self._shared.lost
+        return self._shared
+
+    def _error(self, exc: Exception) -> StoreError:
+        import redis
+
+        if isinstance(exc, redis.ResponseError):
+            if _LOST in str(exc):
+                return StoreError(
+                    f"the Redis change store {self.prefix} at {self.url} lost its data (server "
+                    "restarted without persistence, or flushed); refusing to start a new history "
+                    "silently. Restore it, or reopen the store to start afresh."
+                )
+            return StoreError(f"Redis change store error: {exc}")
+        return StoreError(f"the Redis change store at {self.url} is unreachable: {exc}")
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         import redis
 
         try:
             return fn(*args, **kwargs)
-        except redis.ResponseError as exc:
-            if "FCLOST" in str(exc):
-                raise StoreError(
-                    f"the Redis change store {self.prefix} at {self.url} lost its data (server "
-                    "restarted without persistence, or flushed); refusing to start a new history "
-                    "silently. Restore it, or reopen the store to start afresh."
-                ) from exc
-            raise StoreError(f"Redis change store error: {exc}") from exc
         except redis.RedisError as exc:
-            raise StoreError(f"the Redis change store at {self.url} is unreachable: {exc}") from exc
+            raise self._error(exc) from exc
+
+    def _run(self, shared: _Shared, build: Any = None) -> list[Any]:
+        """One round trip: the queued visits, then what ``build(pipe)`` adds; its results.
+
+        Written visits leave the queue; one that failed on a connection error stays (sent again
+        next time). Lost data makes the store unusable until reopened.
+        """
+        import redis
+
+        pending = shared.pending
+        if not pending and build is None:
+            return []
+        pipe = shared.client.pipeline(transaction=False)
+        for url, args in pending:
+            pipe.eval(_RECORD, 3, self.key(url), self._urls, self._meta, *args)
+        if build is not None:
+            build(pipe)
+        try:
+            results = pipe.execute(raise_on_error=False)
+        except redis.RedisError as exc:  # nothing applied that we know of: keep the queue
+            raise self._error(exc) from exc
+        written, rest = results[: len(pending)], results[len(pending) :]
+        failed = [r for r in written if isinstance(r, Exception)]
+        shared.pending = []
+        if failed:
+            error = self._error(failed[0])
+            if _LOST in str(failed[0]):
+                shared.lost = error
+            logger.error(
+                "change store: %d of %d queued visit(s) refused: %s",
+                len(failed),
+                len(written),
+                error,
+            )
+            raise error from failed[0]
+        for r in rest:
+            if isinstance(r, Exception):
+                raise self._error(r) from r
+        return rest
+
+    def _flush(self, shared: _Shared) -> None:
+        if shared.pending:
+            self._run(shared)
+
+    def flush(self) -> None:
+        """Write the queued visits now."""
+        self._flush(self._open())
 
     # --- the ChangeStore interface ------------------------------------------------------------
     def _record(self, url: str, fp: Any, history: Any, feats: Any) -> PageRecord:
@@ -166,10 +306,19 @@ class RedisChangeStore:
         return PageRecord(url, fps, decode_history(_text(history)), features)
 
     def get(self, url: str) -> PageRecord | None:
-        fp, history, feats = self._call(self.client.hmget, self.key(url), "f", "h", "x")
-        if fp is None and history is None:
-            return None
-        return self._record(url, fp, history, feats)
+        shared = self._open()
+        hit = shared.cache.get(url)
+        if hit is not None and not hit[2] and time.monotonic() - hit[0] < CACHE_TTL:
+            shared.cache[url] = (hit[0], hit[1], True)
+            return hit[1]
+        key = self.key(url)
+        ((fp, history, feats),) = self._run(shared, lambda pipe: pipe.hmget(key, "f", "h", "x"))
+        rec = None if fp is None and history is None else self._record(url, fp, history, feats)
+        shared.cache[url] = (time.monotonic(), rec, False)
+        shared.cache.move_to_end(url)
+        while len(shared.cache) > CACHE_SIZE:
+            shared.cache.popitem(last=False)
+        return rec
 
     def record(
         self,
@@ -180,17 +329,39 @@ class RedisChangeStore:
         features: Mapping[str, Any] | None = None,
     ) -> PageRecord:
         visit = encode_visit(fetched_at, status)
+        shared = self._open()
         fp = dump_fingerprints(fingerprints) if keeps_fingerprints(status) else ""
         feats = json.dumps(dict(features), separators=(",", ":")) if features else ""
-        out = self._call(
-            self._script,
-            keys=[self.key(url), self._urls, self._meta],
-            args=[visit, fp, feats, self.max_history, url],
-        )
-        return self._record(url, *out)
+        args = [visit, fp, feats, self.max_history, url]
+        hit = shared.cache.pop(url, None)
+        if hit is None or time.monotonic() - hit[0] >= CACHE_TTL:
+            key = self.key(url)
+            script_args = [*args, "1"]
+            (out,) = self._run(
+                shared,
+                lambda pipe: pipe.eval(_RECORD, 3, key, self._urls, self._meta, *script_args),
+            )
+            return self._record(url, *out)
+        # just read: the new record follows from it, and the write goes behind
+        old = hit[1]
+        now = time.monotonic()
+        if not shared.pending:
+            shared.pending_since = now
+        shared.pending.append((url, [*args, "0"]))
+        if len(shared.pending) >= WRITE_BATCH or now - shared.pending_since >= WRITE_DELAY:
+            self._run(shared)
+        history = [*(old.history if old is not None else []), (float(visit.split()[0]), status)]
+        kept = old.fingerprints if old is not None else None
+        if fp:  # a visit with a body: its fingerprints replace the stored ones
+            kept = fingerprints
+        merged = dict(old.features) if old is not None else {}
+        merged.update(features or {})
+        return PageRecord(url, kept, history[-self.max_history :], merged)
 
     def records(self) -> Iterator[PageRecord]:
-        client = self.client
+        shared = self._open()
+        self._flush(shared)
+        client = shared.client
         batch: list[str] = []
         for raw in self._call(lambda: list(client.sscan_iter(self._urls, count=500))):
             batch.append(_text(raw))
@@ -209,7 +380,9 @@ class RedisChangeStore:
                 yield self._record(url, fp, history, feats)
 
     def __len__(self) -> int:
-        return int(self._call(self.client.scard, self._urls))
+        shared = self._open()
+        self._flush(shared)
+        return int(self._call(shared.client.scard, self._urls))
 
     def due(self, now: float, budget: int = 0, policy: str = "change-rate", **kw: Any) -> list[str]:
         """The URLs to revisit now, best first (see :func:`focuscrawl.change.policy.due`)."""

@@ -129,8 +129,12 @@ class ChangeDetectionPipeline:
 
     def close_spider(self, spider: Spider | None = None) -> None:
         if self.store is not None:
-            self.store.close()
-            self.store = None
+            store, self.store = self.store, None
+            try:
+                store.close()  # the Redis store writes its queued visits here
+            except StoreError as exc:
+                self._inc("store_error")
+                logger.error("change store: closing failed: %s", exc)
 
     def _inc(self, what: str) -> None:
         if self.stats is not None:
