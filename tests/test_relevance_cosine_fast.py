@@ -123,3 +123,11 @@ def test_document_frequencies_pickled_before_the_term_table_load():
     assert restored.df == dfs.df and restored.idf("heron") == dfs.idf("heron")
     assert restored.idf("owl") == dfs.idf("owl")
     assert isinstance(restored.df, Counter) and np.all(restored._df[: len(restored.terms)] >= 0)
+
+
+def test_the_bmp_class_table_is_the_start_of_the_full_one():
+    from focuscrawl.relevance.fastcosine import _BMP, LETTER, classes
+
+    full = classes()
+    assert np.array_equal(classes(_BMP), full[:_BMP])
+    assert full[0x1D400] == LETTER and full[ord("a")] == LETTER and full[ord("_")] != LETTER
