@@ -95,6 +95,24 @@ def table(results: dict[str, dict[str, tuple[float, float]]]) -> str:
     return "\n".join(lines)
 
 
+SPEED_TARGET = 5.0  # times trafilatura's pages per second (issue 3)
+
+
+def verdicts(results: dict[str, dict[str, tuple[float, float]]]) -> str:
+    """The issue's targets per corpus: F1 at least trafilatura's, speed at least 5x."""
+    lines = []
+    for corpus, rows in results.items():
+        f1, speed = rows["focuscrawl"]
+        base_f1, base_speed = rows["trafilatura"]
+        ratio = speed / base_speed
+        lines.append(
+            f"{corpus}: F1 {f1:.4f} >= trafilatura {base_f1:.4f}: "
+            f"{'met' if f1 >= base_f1 else 'NOT met'}; speed {ratio:.2f}x >= "
+            f"{SPEED_TARGET:g}x: {'met' if ratio >= SPEED_TARGET else 'NOT met'}"
+        )
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=0, help="pages per corpus (0: all)")
@@ -106,7 +124,9 @@ def main() -> int:
     warnings.simplefilter("ignore")
     walk = "compiled" if segment.compiled_walk is not None else "pure-Python"
     print(f"pages/s by {args.clock} time; focuscrawl runs its {walk} walk")
-    print(table(run(args.limit, args.clock)))
+    results = run(args.limit, args.clock)
+    print(table(results))
+    print(verdicts(results))
     return 0
 
 
