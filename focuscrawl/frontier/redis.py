@@ -202,6 +202,12 @@ class RedisFrontier:
         self._bloom: tuple[int, int] | None = None
         self._next_requeue = 0.0
         self._top_hosts: list[str] = []  # the hosts at the top after the last pop
+        # every command goes through one connection of our own, in order: a push sent without
+        # waiting (push_many with on_results) is applied before anything sent after it, and
+        # its reply is read, and handed to on_results, at the next call that waits
+        self._conn: Any = None
+        self._shas: dict[str, str] = {}
+        self._unread: list[_Sent] = []
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str) -> RedisFrontier:
@@ -225,6 +231,9 @@ class RedisFrontier:
         self._scripts = {
             name: self._client.register_script(src) for name, src in load_scripts().items()
         }
+        self._shas = {name: script.sha for name, script in self._scripts.items()}
+        pool = self._client.connection_pool
+        self._conn = pool.connection_class(**pool.connection_kwargs)
         self._retry(self._load_meta)
         logger.info(
             "Redis frontier %s at %s: %d queued, %d in flight",
@@ -254,8 +263,17 @@ class RedisFrontier:
 
     def close(self) -> None:
         if self._client is not None:
-            self._client.close()
-            self._client = None
+            try:
+                self.flush()
+            finally:
+                self._conn.disconnect()
+                self._client.close()
+                self._client = None
+
+    def flush(self) -> None:
+        """Wait for the pushes sent without waiting, and hand their results over."""
+        if self._unread:
+            self._exec([])
 
     # -- queue operations -----------------------------------------------------------------
     def push(
@@ -264,28 +282,40 @@ class RedisFrontier:
         result = self._run("push", self._push_args(url, score, fingerprint, data, force))
         return _RESULTS[result.decode()]
 
-    def push_many(self, items: Sequence[PushItem], ack: Sequence[bytes] = ()) -> list[PushResult]:
+    def push_many(
+        self,
+        items: Sequence[PushItem],
+        ack: Sequence[bytes] = (),
+        on_results: Callable[[list[PushResult]], None] | None = None,
+    ) -> list[PushResult] | None:
         """Push ``(url, score, fingerprint, data[, force])`` items, then acknowledge the ``ack``
         fingerprints, all in one round trip (a page's links and its own ack; seeding; benches).
-        The pushes run before the acks: a worker that dies in between loses no link."""
-        chunks: list[list[Any]] = []
+        The pushes run before the acks: a worker that dies in between loses no link.
+
+        With ``on_results``, the call returns at once (None): the commands are sent, Redis
+        applies them before any later call of this frontier, and their results go to
+        ``on_results`` when the next call that waits (a pop, a count, :meth:`flush`) reads
+        them. A connection error sends them again (pushes and acks are idempotent)."""
+        commands: list[tuple[Any, ...]] = []
+        sha = self._shas["pushmany"]
         for start in range(0, len(items), PUSH_CHUNK):
             args: list[Any] = []
             for item in items[start : start + PUSH_CHUNK]:
                 args += self._push_args(*item)
-            chunks.append(self._args(args))
-        acks = [self._args([fp[:8], self._offsets(fp)]) for fp in ack]
+            commands.append(("EVALSHA", sha, 0, *self._args(args)))
+        nchunks = len(commands)
+        sha = self._shas["ack"]
+        for fp in ack:
+            commands.append(("EVALSHA", sha, 0, *self._args([fp[:8], self._offsets(fp)])))
 
-        def call() -> list[Any]:
-            pipe = self._client.pipeline(transaction=False)
-            for chunk in chunks:
-                pipe.evalsha(self._scripts["pushmany"].sha, 0, *chunk)
-            for args in acks:
-                pipe.evalsha(self._scripts["ack"].sha, 0, *args)
-            return pipe.execute()
+        def results(replies: list[Any]) -> list[PushResult]:
+            return [_RESULTS[r.decode()] for reply in replies[:nchunks] for r in reply]
 
-        replies = self._retry(self._loading_scripts(call))[: len(chunks)]
-        return [_RESULTS[r.decode()] for reply in replies for r in reply]
+        if on_results is None:
+            return results(self._exec(commands))
+        if commands:
+            self._exec(commands, lambda replies: on_results(results(replies)))
+        return None
 
     def _push_args(
         self, url: str, score: float, fingerprint: bytes, data: dict[str, Any], force: bool = False
@@ -336,10 +366,12 @@ class RedisFrontier:
         return bool(self._run("seen", [fingerprint[:8], self._offsets(fingerprint)]))
 
     def __len__(self) -> int:
-        return int(self._retry(lambda: self._client.get(f"{self.prefix}:n")) or 0)
+        (n,) = self._exec([("GET", f"{self.prefix}:n")])
+        return int(n or 0)
 
     def in_flight(self) -> int:
-        return int(self._retry(lambda: self._client.zcard(f"{self.prefix}:lease")))
+        (n,) = self._exec([("ZCARD", f"{self.prefix}:lease")])
+        return int(n)
 
     def requeue_expired(self, force: bool = False) -> int:
         """Put entries whose lease expired back in the frontier (at most once a second)."""
@@ -367,25 +399,97 @@ class RedisFrontier:
     def _args(self, args: list[Any]) -> list[Any]:
         return [self.prefix, self._bucket_bits, self.head_size, *args]
 
-    def _loading_scripts(self, call: Callable[[], T]) -> Callable[[], T]:
-        """``call`` (a pipeline of EVALSHAs: redis-py's own script pipelining asks Redis
-        ``SCRIPT EXISTS`` first, one more round trip each time), loading the scripts into a
-        Redis that lost them (a restart) and running it again."""
+    def _run(self, name: str, args: list[Any]) -> Any:
+        (reply,) = self._exec([("EVALSHA", self._shas[name], 0, *self._args(args))])
+        return reply
+
+    def _exec(
+        self, commands: list[tuple[Any, ...]], later: Callable[[list[Any]], None] | None = None
+    ) -> list[Any]:
+        """Send ``commands`` on our connection, after those sent before without waiting.
+
+        ``later`` given: return at once; ``later(replies)`` runs when a later call reads them.
+        Else read every outstanding reply (handing each to its ``later``) and return these.
+        While Redis is unreachable, retry with back-off (see :meth:`_retry`), sending every
+        unread command again; scripts a restarted Redis lost are loaded and run again."""
+        sent = _Sent(commands, later)
+
+        def send() -> None:
+            self._conn.send_packed_command(self._conn.pack_commands(commands), check_health=False)
+
+        def resend_all() -> None:
+            self._conn.disconnect()
+            every = [c for batch in self._unread for c in batch.commands]
+            if every:
+                self._conn.send_packed_command(self._conn.pack_commands(every), check_health=False)
+
+        first = True
+
+        def attempt() -> list[Any]:
+            nonlocal first
+            if first:
+                first = False
+                try:
+                    if commands:
+                        send()
+                finally:
+                    if commands:
+                        self._unread.append(sent)
+            else:
+                resend_all()
+            if later is not None:
+                return []
+            return self._read_all(sent)
+
+        return self._retry(attempt)
+
+    def _read_all(self, upto: _Sent) -> list[Any]:
+        """Read the replies of every unread batch up to ``upto``; return those of ``upto``."""
         import redis
 
-        def run() -> T:
+        mine: list[Any] = []
+        while self._unread:
+            batch = self._unread[0]
+            replies: list[Any] = []
+            for _ in batch.commands:
+                try:
+                    replies.append(self._conn.read_response())
+                except redis.exceptions.BusyLoadingError:
+                    raise
+                except redis.ResponseError as exc:  # the rest of the batch's replies follow
+                    replies.append(exc)
+            self._unread.pop(0)
+            replies = self._rerun_unloaded(batch.commands, replies)
+            if batch is upto:
+                mine = replies
+            else:
+                batch.deliver(replies)
+            if batch is upto:
+                break
+        for reply in mine:
+            if isinstance(reply, Exception):
+                raise reply
+        return mine
+
+    def _rerun_unloaded(self, commands: list[tuple[Any, ...]], replies: list[Any]) -> list[Any]:
+        """Commands that met a Redis without our scripts (restarted): load them, run again."""
+        import redis
+
+        lost = [i for i, r in enumerate(replies) if isinstance(r, redis.exceptions.NoScriptError)]
+        if not lost:
+            return replies
+        conn = self._conn
+        loads = [("SCRIPT", "LOAD", script.script) for script in self._scripts.values()]
+        again = [commands[i] for i in lost]
+        conn.send_packed_command(conn.pack_commands(loads + again), check_health=False)
+        for _ in loads:
+            conn.read_response()
+        for i in lost:
             try:
-                return call()
-            except redis.exceptions.NoScriptError:
-                for script in self._scripts.values():
-                    self._client.script_load(script.script)
-                return call()
-
-        return run
-
-    def _run(self, name: str, args: list[Any]) -> Any:
-        full = self._args(args)
-        return self._retry(lambda: self._scripts[name](keys=[], args=full))
+                replies[i] = conn.read_response()
+            except redis.ResponseError as exc:
+                replies[i] = exc
+        return replies
 
     def _retry(self, call: Callable[[], T]) -> T:
         """Run ``call``; while Redis is unreachable, log and retry with exponential back-off."""
@@ -413,3 +517,26 @@ class RedisFrontier:
                 time.sleep(delay)
                 waited += delay
                 delay = min(delay * 2, 10.0)
+
+
+class _Sent:
+    """Commands sent on the frontier's connection whose replies are not read yet."""
+
+    __slots__ = ("commands", "later")
+
+    def __init__(
+        self, commands: list[tuple[Any, ...]], later: Callable[[list[Any]], None] | None
+    ) -> None:
+        self.commands = commands
+        self.later = later
+
+    def deliver(self, replies: list[Any]) -> None:
+        if self.later is None:
+            return
+        failed = [r for r in replies if isinstance(r, Exception)]
+        if failed:  # a bug, not an outage (those are retried): say so, keep crawling
+            logger.error(
+                "Redis frontier: %d command(s) sent ahead failed: %s", len(failed), failed[0]
+            )
+            return
+        self.later(replies)

@@ -130,15 +130,19 @@ class FocusScheduler(BaseScheduler):
         return False
 
     def _flush(self, ack: tuple[bytes, ...] = ()) -> None:
-        """Send the batched pushes (then ``ack``) in one round trip and count their outcomes."""
+        """Send the batched pushes (then ``ack``) without waiting; their outcomes are counted
+        when the frontier reads the reply (with its next pop or count: one round trip for both)."""
         if not self._batch and not ack:
             return
         assert self.frontier is not None
         batch, self._batch = self._batch or [], [] if self._batch is not None else None
-        results = self.frontier.push_many([item for _, item in batch], ack=ack)  # type: ignore[attr-defined]
-        for (request, _), result in zip(batch, results, strict=True):
-            if not self._count(request, result):
-                self._dropped(request)
+
+        def counted(results: list[PushResult]) -> None:
+            for (request, _), result in zip(batch, results, strict=True):
+                if not self._count(request, result):
+                    self._dropped(request)
+
+        self.frontier.push_many([item for _, item in batch], ack=ack, on_results=counted)  # type: ignore[attr-defined]
 
     def _count(self, request: Request, result: PushResult) -> bool:
         if result is PushResult.ADDED:
