@@ -36,6 +36,7 @@ EXTENSIONS = {
     "focuscrawl.extensions.crawllog.CrawlLog": 10,
     "focuscrawl.extensions.statsfile.StatsFile": 20,
     "focuscrawl.cluster.stats.ClusterStats": 30,  # cluster only
+    "focuscrawl.extensions.gcfreeze.GcFreeze": 5,  # before StatsFile: its stats are written
 }
 SCRAPY_DEFAULTS: dict[str, Any] = {
     "SCHEDULER": "focuscrawl.frontier.scheduler.FocusScheduler",
