@@ -50,6 +50,55 @@ class TestRedisFrontierSmallHead(FrontierContract):
         f.close()
 
 
+class TestRedisFrontierPopAhead(FrontierContract):
+    """A crawl's frontier: each pop sends the next one ahead, pushes can go without waiting."""
+
+    @pytest.fixture
+    def frontier(self, redis_url: str, redis_client) -> Iterator[RedisFrontier]:  # type: ignore[no-untyped-def]
+        f = make(redis_url)
+        f.pop_ahead = True
+        yield f
+        f.close()
+
+
+def test_entry_popped_ahead_goes_back_on_close(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    f = make(redis_url)
+    f.pop_ahead = True
+    for i in range(3):
+        push(f, f"http://a.test/{i}", i / 10)
+    first = f.pop()
+    assert first is not None and first.url == "http://a.test/2"
+    assert len(f) == 2 and f.in_flight() == 2  # the next one is leased already, and counted
+    f.close()
+    g = make(redis_url)
+    assert len(g) == 2 and g.in_flight() == 1  # only the returned one is still leased
+    assert drain(g) == ["http://a.test/1", "http://a.test/0"]
+    assert redis_client.hget("fctest:topical:stats", "frontier/redelivered") is None
+
+
+def test_push_many_without_waiting_counts_at_the_next_call(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """Sent pushes are applied before what follows on the connection; their results come
+    with the next call that waits (here a pop, which then sees the pushed entry)."""
+    f = make(redis_url)
+    push(f, "http://a.test/page", 0.9)
+    page = f.pop()
+    assert page is not None
+    got: list[list[PushResult]] = []
+    items = [
+        ("http://a.test/new", 0.3, fp("http://a.test/new"), {}),
+        ("http://a.test/page", 0.8, fp("http://a.test/page"), {}),
+    ]
+    redis_client.script_flush()  # a restarted Redis: loaded again, each command runs once
+    assert f.push_many(items, ack=[page.fingerprint], on_results=got.append) is None
+    more = [("http://b.test/x", 0.1, fp("http://b.test/x"), {})]
+    assert f.push_many(more, on_results=got.append) is None
+    assert got == []
+    popped = f.pop()
+    assert got == [[PushResult.ADDED, PushResult.SEEN], [PushResult.ADDED]]
+    assert popped is not None and popped.url == "http://a.test/new"
+    assert f.in_flight() == 1 and len(f) == 1
+
+
 class TestRedisFrontierBloom(FrontierContract):
     @pytest.fixture
     def frontier(self, redis_url: str, redis_client) -> Iterator[RedisFrontier]:  # type: ignore[no-untyped-def]

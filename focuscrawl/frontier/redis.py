@@ -208,13 +208,16 @@ class RedisFrontier:
         self._conn: Any = None
         self._shas: dict[str, str] = {}
         self._unread: list[_Sent] = []
+        self.pop_ahead = False  # see pop(); on for a crawl's frontier (from_settings)
+        # the pop sent ahead: None (none), [] (reply not read yet) or its reply
+        self._ahead: list[Any] | None = None
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str) -> RedisFrontier:
         from focuscrawl.frontier.factory import redis_url
 
         prefix = settings.get("FOCUSCRAWL_REDIS_PREFIX") or "focuscrawl:%(spider)s"
-        return cls(
+        frontier = cls(
             redis_url(settings),
             prefix % {"spider": spider_name},
             lease=settings.getfloat("FOCUSCRAWL_REDIS_LEASE", 300.0),
@@ -222,6 +225,8 @@ class RedisFrontier:
             bloom_error_rate=settings.getfloat("FOCUSCRAWL_REDIS_BLOOM_ERROR_RATE", 0.0),
             retry_timeout=settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0),
         )
+        frontier.pop_ahead = True
+        return frontier
 
     # -- lifecycle ------------------------------------------------------------------------
     def open(self) -> None:
@@ -265,10 +270,18 @@ class RedisFrontier:
         if self._client is not None:
             try:
                 self.flush()
+                self._release_ahead()
             finally:
                 self._conn.disconnect()
                 self._client.close()
                 self._client = None
+
+    def _release_ahead(self) -> None:
+        """Put the entry popped ahead (if any) back in the frontier."""
+        reply = self._ahead_reply()
+        self._ahead = None
+        if reply is not None and reply[0] == b"!":
+            self._run("release", [reply[2][1:9]])
 
     def flush(self) -> None:
         """Wait for the pushes sent without waiting, and hand their results over."""
@@ -330,34 +343,83 @@ class RedisFrontier:
     def pop(self, busy: HostBusy = never_busy) -> FrontierEntry | None:
         """The best entry of a host that is not ``busy``, in one round trip when the hosts
         at the top are those of the previous pop (``busy`` is asked, in order, about the hosts
-        before the first free one; Redis scans past the busy ones and pops)."""
+        before the first free one; Redis scans past the busy ones and pops).
+
+        With ``pop_ahead`` (a crawl's frontier), the next entry is popped as this one is
+        returned, without waiting: the next ``pop`` finds its reply already read or in the
+        socket, so a pop costs no wait. That entry is leased from then on (counted in
+        ``len()``, not in ``in_flight()``'s own share), and ``close()`` puts it back."""
         self.requeue_expired()
+        entry = self._take_ahead()
+        if entry is None:
+            entry = self._pop_now(busy)
+        if entry is not None and self.pop_ahead:
+            self._send_ahead(busy)
+        return entry
+
+    def _ask(self, busy: HostBusy, ask: list[str], known: dict[str, bool]) -> list[Any]:
+        """``popbest`` arguments: ``busy`` asked, in order, about ``ask`` up to a free host."""
+        for host in ask:
+            if host not in known:
+                known[host] = busy(host)
+                if not known[host]:
+                    break
+        args: list[Any] = [repr(self.lease), HOSTS_PER_PEEK]
+        for host, is_busy in known.items():
+            args += [host, "1" if is_busy else "0"]
+        return args
+
+    def _pop_now(self, busy: HostBusy) -> FrontierEntry | None:
         known: dict[str, bool] = {}
         ask = self._top_hosts
         while True:
-            for host in ask:
-                if host not in known:
-                    known[host] = busy(host)
-                    if not known[host]:
-                        break
-            args: list[Any] = [repr(self.lease), HOSTS_PER_PEEK]
-            for host, is_busy in known.items():
-                args += [host, "1" if is_busy else "0"]
-            reply = self._run("popbest", args)
+            reply = self._run("popbest", self._ask(busy, ask, known))
             if not reply:
                 return None
             if reply[0] == b"?":
                 ask = [h.decode() for h in reply[1:]]
                 continue
-            host, rest, score8 = reply[1].decode(), reply[2], reply[3]
-            self._top_hosts = [h.decode() for h in reply[4:]]
-            try:
-                return decode_entry(rest, struct.unpack(">d", score8)[0], host)
-            except (ValueError, zlib.error) as exc:  # not written by us: drop it, go on
-                self.bad_entries += 1
-                logger.error("Dropped an unreadable frontier entry of %s: %s", host, exc)
-                self._run("ack", [rest[1:9], ""])
-                return self.pop(busy)
+            entry = self._entry_of(reply)
+            if entry is not None:
+                return entry
+            return self._pop_now(busy)
+
+    def _entry_of(self, reply: list[Any]) -> FrontierEntry | None:
+        """The entry of a ``popbest`` reply ``{"!", host, rest, score8, top hosts...}``; None
+        (dropped, counted, acked) when it was not written by us."""
+        host, rest, score8 = reply[1].decode(), reply[2], reply[3]
+        self._top_hosts = [h.decode() for h in reply[4:]]
+        try:
+            return decode_entry(rest, struct.unpack(">d", score8)[0], host)
+        except (ValueError, zlib.error) as exc:  # not written by us: drop it, go on
+            self.bad_entries += 1
+            logger.error("Dropped an unreadable frontier entry of %s: %s", host, exc)
+            self._run("ack", [rest[1:9], ""])
+            return None
+
+    def _send_ahead(self, busy: HostBusy) -> None:
+        args = self._ask(busy, self._top_hosts, {})
+        command = ("EVALSHA", self._shas["popbest"], 0, *self._args(args))
+        self._ahead = []  # filled with the reply when it is read
+        self._exec([command], self._got_ahead)
+
+    def _got_ahead(self, replies: list[Any]) -> None:
+        self._ahead = replies[0] or [b"-"]
+
+    def _ahead_reply(self) -> list[Any] | None:
+        """The reply of the pop sent ahead (read now if it was not), or None."""
+        if self._ahead is None:
+            return None
+        if not self._ahead:
+            self.flush()
+        return self._ahead
+
+    def _take_ahead(self) -> FrontierEntry | None:
+        reply = self._ahead_reply()
+        self._ahead = None
+        if reply is None or reply[0] != b"!":  # nothing free then, or a host to ask about
+            return None
+        return self._entry_of(reply)
 
     def ack(self, fingerprint: bytes) -> None:
         self._run("ack", [fingerprint[:8], self._offsets(fingerprint)])
@@ -367,7 +429,8 @@ class RedisFrontier:
 
     def __len__(self) -> int:
         (n,) = self._exec([("GET", f"{self.prefix}:n")])
-        return int(n or 0)
+        ahead = self._ahead  # read by now: counted, it is this worker's next entry
+        return int(n or 0) + (1 if ahead and ahead[0] == b"!" else 0)
 
     def in_flight(self) -> int:
         (n,) = self._exec([("ZCARD", f"{self.prefix}:lease")])
@@ -444,12 +507,13 @@ class RedisFrontier:
         return self._retry(attempt)
 
     def _read_all(self, upto: _Sent) -> list[Any]:
-        """Read the replies of every unread batch up to ``upto``; return those of ``upto``."""
+        """Read the replies of every unread batch; hand each to its ``later``; return those
+        of ``upto``. Batches leave the unread list only once all is read (an error before
+        that sends them all again)."""
         import redis
 
-        mine: list[Any] = []
-        while self._unread:
-            batch = self._unread[0]
+        read: list[tuple[_Sent, list[Any]]] = []
+        for batch in self._unread:
             replies: list[Any] = []
             for _ in batch.commands:
                 try:
@@ -458,38 +522,47 @@ class RedisFrontier:
                     raise
                 except redis.ResponseError as exc:  # the rest of the batch's replies follow
                     replies.append(exc)
-            self._unread.pop(0)
-            replies = self._rerun_unloaded(batch.commands, replies)
+            read.append((batch, replies))
+        self._rerun_unloaded(read)
+        del self._unread[: len(read)]
+        mine: list[Any] = []
+        for batch, replies in read:
             if batch is upto:
                 mine = replies
             else:
                 batch.deliver(replies)
-            if batch is upto:
-                break
         for reply in mine:
             if isinstance(reply, Exception):
                 raise reply
         return mine
 
-    def _rerun_unloaded(self, commands: list[tuple[Any, ...]], replies: list[Any]) -> list[Any]:
-        """Commands that met a Redis without our scripts (restarted): load them, run again."""
+    def _rerun_unloaded(self, read: list[tuple[_Sent, list[Any]]]) -> None:
+        """Commands that met a Redis without our scripts (restarted): load them, run again
+        (in their order; every reply before is read, so the connection is ours)."""
         import redis
 
-        lost = [i for i, r in enumerate(replies) if isinstance(r, redis.exceptions.NoScriptError)]
+        lost = [
+            (replies, i)
+            for _, replies in read
+            for i, r in enumerate(replies)
+            if isinstance(r, redis.exceptions.NoScriptError)
+        ]
         if not lost:
-            return replies
+            return
+        commands = {id(replies): batch.commands for batch, replies in read}
         conn = self._conn
         loads = [("SCRIPT", "LOAD", script.script) for script in self._scripts.values()]
-        again = [commands[i] for i in lost]
+        again = [commands[id(replies)][i] for replies, i in lost]
         conn.send_packed_command(conn.pack_commands(loads + again), check_health=False)
         for _ in loads:
             conn.read_response()
-        for i in lost:
+        for replies, i in lost:
             try:
                 replies[i] = conn.read_response()
+            except redis.exceptions.BusyLoadingError:
+                raise
             except redis.ResponseError as exc:
                 replies[i] = exc
-        return replies
 
     def _retry(self, call: Callable[[], T]) -> T:
         """Run ``call``; while Redis is unreachable, log and retry with exponential back-off."""
