@@ -207,7 +207,8 @@ class RedisFrontier:
         # its reply is read, and handed to on_results, at the next call that waits
         self._conn: Any = None
         self._shas: dict[str, str] = {}
-        self._unread: list[_Sent] = []
+        self._unread: list[_Sent] = []  # sent, replies not read yet
+        self._outbox: list[_Sent] = []  # queued, not sent yet
         self.pop_ahead = False  # see pop(); on for a crawl's frontier (from_settings)
         # the pop sent ahead: None (none), [] (reply not read yet) or its reply
         self._ahead: list[Any] | None = None
@@ -284,8 +285,8 @@ class RedisFrontier:
             self._run("release", [reply[2][1:9]])
 
     def flush(self) -> None:
-        """Wait for the pushes sent without waiting, and hand their results over."""
-        if self._unread:
+        """Send what is queued, wait for every reply, and hand the results over."""
+        if self._unread or self._outbox:
             self._exec([])
 
     # -- queue operations -----------------------------------------------------------------
@@ -305,10 +306,13 @@ class RedisFrontier:
         fingerprints, all in one round trip (a page's links and its own ack; seeding; benches).
         The pushes run before the acks: a worker that dies in between loses no link.
 
-        With ``on_results``, the call returns at once (None): the commands are sent, Redis
-        applies them before any later call of this frontier, and their results go to
-        ``on_results`` when the next call that waits (a pop, a count, :meth:`flush`) reads
-        them. A connection error sends them again (pushes and acks are idempotent)."""
+        With ``on_results``, the call returns at once (None): the commands are queued and go
+        out with the next call that sends (the next pop: one ``sendall`` for both), Redis
+        applies them before anything later of this frontier, and their results go to
+        ``on_results`` when a later call reads them. A connection error sends them again
+        (pushes and acks are idempotent). A worker killed before they went out loses no
+        link: the page's ack was queued with them, so its lease expires and it is fetched
+        again."""
         commands: list[tuple[Any, ...]] = []
         sha = self._shas["pushmany"]
         for start in range(0, len(items), PUSH_CHUNK):
@@ -327,7 +331,7 @@ class RedisFrontier:
         if on_results is None:
             return results(self._exec(commands))
         if commands:
-            self._exec(commands, lambda replies: on_results(results(replies)))
+            self._exec(commands, lambda replies: on_results(results(replies)), send=False)
         return None
 
     def _push_args(
@@ -411,7 +415,7 @@ class RedisFrontier:
         if self._ahead is None:
             return None
         if not self._ahead:
-            self.flush()
+            self._exec([], send=False)  # its reply only: what is queued waits for the next send
         return self._ahead
 
     def _take_ahead(self) -> FrontierEntry | None:
@@ -467,39 +471,42 @@ class RedisFrontier:
         return reply
 
     def _exec(
-        self, commands: list[tuple[Any, ...]], later: Callable[[list[Any]], None] | None = None
+        self,
+        commands: list[tuple[Any, ...]],
+        later: Callable[[list[Any]], None] | None = None,
+        send: bool = True,
     ) -> list[Any]:
-        """Send ``commands`` on our connection, after those sent before without waiting.
+        """Send ``commands`` on our connection, after those queued or sent before them.
 
-        ``later`` given: return at once; ``later(replies)`` runs when a later call reads them.
-        Else read every outstanding reply (handing each to its ``later``) and return these.
-        While Redis is unreachable, retry with back-off (see :meth:`_retry`), sending every
-        unread command again; scripts a restarted Redis lost are loaded and run again."""
+        ``later`` given: return at once; ``later(replies)`` runs when a later call reads them;
+        with ``send=False`` they are only queued, and go out with the next call that sends
+        (one ``sendall`` for a page's links, its ack and the next pop). Else read every reply
+        of what was sent (handing each to its ``later``) and return these; ``send=False``
+        then reads without sending what is queued. While Redis is unreachable, retry with
+        back-off (see :meth:`_retry`), sending every unread command again; scripts a
+        restarted Redis lost are loaded and run again."""
         sent = _Sent(commands, later)
-
-        def send() -> None:
-            self._conn.send_packed_command(self._conn.pack_commands(commands), check_health=False)
-
-        def resend_all() -> None:
-            self._conn.disconnect()
-            every = [c for batch in self._unread for c in batch.commands]
-            if every:
-                self._conn.send_packed_command(self._conn.pack_commands(every), check_health=False)
-
-        first = True
+        if commands:
+            self._outbox.append(sent)
+        if later is not None and not send:
+            return []
+        retried = False
 
         def attempt() -> list[Any]:
-            nonlocal first
-            if first:
-                first = False
-                try:
-                    if commands:
-                        send()
-                finally:
-                    if commands:
-                        self._unread.append(sent)
+            nonlocal retried
+            conn = self._conn
+            if retried:
+                conn.disconnect()
+                batches = self._unread
+            elif send:
+                batches, self._outbox = self._outbox, []
+                self._unread.extend(batches)
             else:
-                resend_all()
+                batches = []
+            retried = True
+            every = [c for batch in batches for c in batch.commands]
+            if every:
+                conn.send_packed_command(conn.pack_commands(every), check_health=False)
             if later is not None:
                 return []
             return self._read_all(sent)
