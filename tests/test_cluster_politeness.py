@@ -129,3 +129,25 @@ def test_own_waiting_and_taken_tokens_make_a_host_busy(redis_url: str, redis_cli
     a.release("h.test", "a2")  # given up
     assert not a.busy("h.test")
     a.close()
+
+
+def test_acquire_answers_busy_for_its_host(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """A taken slot's reply says whether the host is busy now: busy() answers from it (no
+    round trip), and a release drops only a "busy" answer (a release never makes a host busy)."""
+    a = HostGate(redis_url, "fctest:pol", concurrency=2, busy_ttl=3600.0)
+    b = HostGate(redis_url, "fctest:pol", concurrency=2)
+    a.open()
+    b.open()
+    assert a.acquire("h.test", "a1") == 0.0  # one slot of two: free
+    assert b.acquire("h.test", "b1") == 0.0  # now full, which a learns only by asking
+    assert not a.busy("h.test")  # the answer that came with a's acquire
+    a.release("h.test", "a1")
+    assert not a.busy("h.test")  # kept: a release frees
+    slow = HostGate(redis_url, "fctest:pol", concurrency=8, delay=60.0, busy_ttl=3600.0)
+    slow.open()
+    assert slow.acquire("d.test", "s1") == 0.0
+    assert slow.busy("d.test")  # the next slot is 60 s away
+    slow.release("d.test", "s1")
+    assert slow.busy("d.test")  # asked again: still the delay
+    for gate in (a, b, slow):
+        gate.close()

@@ -28,7 +28,7 @@ if robots > delay then delay = robots end
 local nxt = tonumber(redis.call('HGET', P .. ':pol:next', host) or '0')
 """
 
-# returns "0" when the slot is taken, else seconds to wait before asking again
+# returns "0" when the slot is taken ("0b": and the host is busy now), else seconds to wait
 _ACQUIRE = (
     _PRELUDE
     + """
@@ -37,6 +37,7 @@ if now < nxt then return tostring(nxt - now) end
 redis.call('ZADD', slots, now + hold, ARGV[6])
 redis.call('PEXPIRE', slots, math.ceil(hold * 1000))
 redis.call('HSET', P .. ':pol:next', host, now + delay)
+if delay > 0 or redis.call('ZCARD', slots) >= conc then return '0b' end
 return '0'
 """
 )
@@ -108,13 +109,23 @@ class HostGate:
     def acquire(self, host: str, token: str) -> float:
         """Take a slot of ``host`` for ``token``: 0.0 when taken, else seconds to wait first
         (``release`` the token once done, taken or not)."""
-        self._busy_cache.pop(host, None)
         self._mine.setdefault(host, set()).add(token)
-        wait = float(self._call(self._acquire, [*self._args(host), token]))
-        return self.full_wait if wait < 0 else max(wait, 0.001) if wait > 0 else 0.0
+        reply = self._call(self._acquire, [*self._args(host), token])
+        text = reply.decode() if isinstance(reply, bytes) else str(reply)
+        if text in ("0", "0b"):  # taken; whether the host is busy now comes with it
+            if self.busy_ttl > 0:
+                self._busy_cache[host] = (time.monotonic() + self.busy_ttl, text == "0b")
+            else:
+                self._busy_cache.pop(host, None)
+            return 0.0
+        self._busy_cache.pop(host, None)
+        wait = float(text)
+        return self.full_wait if wait < 0 else max(wait, 0.001)
 
     def release(self, host: str, token: str) -> None:
-        self._busy_cache.pop(host, None)
+        cached = self._busy_cache.get(host)
+        if cached is not None and cached[1]:  # a release frees: only "busy" may be stale now
+            del self._busy_cache[host]
         mine = self._mine.get(host)
         if mine is not None:
             mine.discard(token)
