@@ -138,6 +138,8 @@ CRAWL_STALL_STATS = (
     "focuscrawl/relevance/retrains",
     "focuscrawl/relevance/retrain_failures",
     "focuscrawl/relevance/retrain_fit_seconds",
+    "focuscrawl/gc/full_collections",
+    "focuscrawl/gc/pause_max_ms",
 )
 
 
