@@ -46,7 +46,9 @@ class ClusterPolitenessMiddleware:
         s = crawler.settings
         url = redis_url(s)
         if not url or not s.getbool("FOCUSCRAWL_CLUSTER_POLITENESS"):
-            raise NotConfigured("cluster politeness needs REDIS_URL (FOCUSCRAWL_REDIS_URL)")
+            # off unless configured: a DEBUG line, not Scrapy's "Disabled" warning on every crawl
+            logger.debug("off: cluster politeness needs REDIS_URL (FOCUSCRAWL_REDIS_URL)")
+            raise NotConfigured
         prefix = s.get("FOCUSCRAWL_REDIS_PREFIX") or "focuscrawl:%(spider)s"
         spider_name = crawler.spidercls.name if crawler.spidercls else "crawl"
         gate = HostGate(

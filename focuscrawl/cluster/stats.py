@@ -42,7 +42,9 @@ class ClusterStats:
         s = crawler.settings
         url = redis_url(s)
         if not url:
-            raise NotConfigured("cluster stats need REDIS_URL (FOCUSCRAWL_REDIS_URL)")
+            # off unless configured: a DEBUG line, not Scrapy's "Disabled" warning on every crawl
+            logger.debug("off: cluster stats need REDIS_URL (FOCUSCRAWL_REDIS_URL)")
+            raise NotConfigured
         prefix = s.get("FOCUSCRAWL_REDIS_PREFIX") or "focuscrawl:%(spider)s"
         name = crawler.spidercls.name if crawler.spidercls else "crawl"
         ext = cls(

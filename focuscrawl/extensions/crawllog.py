@@ -27,7 +27,9 @@ class CrawlLog:
     def from_crawler(cls, crawler: Crawler) -> CrawlLog:
         path = crawler.settings.get("FOCUSCRAWL_CRAWL_LOG")
         if not path:
-            raise NotConfigured("FOCUSCRAWL_CRAWL_LOG is not set")
+            # off unless configured: a DEBUG line, not Scrapy's "Disabled" warning on every crawl
+            logger.debug("off: FOCUSCRAWL_CRAWL_LOG is not set")
+            raise NotConfigured
         ext = cls(path)
         crawler.signals.connect(ext.spider_opened, signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signals.spider_closed)

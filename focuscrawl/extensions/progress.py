@@ -22,7 +22,9 @@ class HarvestLogStats(LogStats):
     def from_crawler(cls, crawler: Crawler) -> HarvestLogStats:
         interval = crawler.settings.getfloat("FOCUSCRAWL_PROGRESS_INTERVAL")
         if not interval:
-            raise NotConfigured("FOCUSCRAWL_PROGRESS_INTERVAL is 0")
+            # off unless configured: a DEBUG line, not Scrapy's "Disabled" warning on every crawl
+            logger.debug("off: FOCUSCRAWL_PROGRESS_INTERVAL is 0")
+            raise NotConfigured
         ext = cls(crawler.stats, interval)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(ext.spider_closed, signal=signals.spider_closed)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Spider, signals
 from scrapy.exceptions import NotConfigured
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -31,7 +34,9 @@ class StatsFile:
     def from_crawler(cls, crawler: Crawler) -> StatsFile:
         path = crawler.settings.get("FOCUSCRAWL_STATS_FILE")
         if not path:
-            raise NotConfigured("FOCUSCRAWL_STATS_FILE is not set")
+            # off unless configured: a DEBUG line, not Scrapy's "Disabled" warning on every crawl
+            logger.debug("off: FOCUSCRAWL_STATS_FILE is not set")
+            raise NotConfigured
         ext = cls(crawler, path)
         # spider_closed runs before the stats collector clears its values
         crawler.signals.connect(ext.spider_closed, signals.spider_closed)
