@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -386,4 +387,80 @@ def test_redis_queued_visit_into_lost_data_is_a_clear_error(redis_client, redis_
     store.close()
     store.open()  # reopening starts afresh
     assert store.get("u") is None
+    store.close()
+
+
+# --- Redis: the frontier reads the popped URL's record ahead, with its next pop ---------------
+def _frontier_reading_ahead(redis_url: str) -> Any:
+    from focuscrawl.change.store_redis import prefetch_command
+    from focuscrawl.frontier.redis import RedisFrontier
+
+    frontier = RedisFrontier(redis_url, "fx")
+    frontier.pop_ahead = True
+    frontier.prefetch = lambda url, wait: prefetch_command(redis_url, url, wait)
+    frontier.open()
+    for i, url in enumerate(["http://h/a", "http://h/b", "http://h/c"]):
+        frontier.push(url, 1.0 - i / 10, bytes([i + 1]) * 8, {})
+    return frontier
+
+
+def test_redis_record_read_ahead_with_the_pop_needs_no_send(
+    redis_client, redis_url: str, round_trips: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import focuscrawl.change.store_redis as store_redis
+
+    monkeypatch.setattr(store_redis, "WRITE_DELAY", 1e9)
+    writer = RedisChangeStore(redis_url, prefix="t")
+    writer.open()
+    writer.record("http://h/a", fp("old a", '"e1"'), "new", 1.0)
+    writer.close()
+    middleware = RedisChangeStore(redis_url, prefix="t")
+    pipeline = RedisChangeStore(redis_url, prefix="t")
+    middleware.open()
+    pipeline.open()
+    frontier = _frontier_reading_ahead(redis_url)
+    for url in ["http://h/a", "http://h/b"]:
+        entry = frontier.pop()
+        assert entry is not None and entry.url == url
+        before = round_trips[0]
+        got = middleware.get(url)  # read with the pop: its reply is read, nothing sent
+        assert pipeline.get(url) == got  # the hand-off, from memory too
+        assert round_trips[0] == before
+        if url == "http://h/a":
+            assert got is not None and got.fingerprints == fp("old a", '"e1"')
+            assert got.history == [(1.0, "new")]
+        else:
+            assert got is None
+        rec = pipeline.record(url, fp(f"{url} v2"), "significant", 2.0)
+        assert round_trips[0] == before  # written behind
+        assert rec.history[-1] == (2.0, "significant")
+        frontier.ack(entry.fingerprint)
+    assert middleware.get("http://h/b") is not None  # served twice only: then read from Redis
+    frontier.close()
+    middleware.close()
+    pipeline.close()
+    assert redis_client.hget("t:p:http://h/a", "h").decode() == "1.000 n;2.000 s"
+
+
+def test_redis_record_read_ahead_is_never_older_than_our_writes(
+    redis_client, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    import focuscrawl.change.store_redis as store_redis
+
+    monkeypatch.setattr(store_redis, "WRITE_DELAY", 1e9)
+    store = RedisChangeStore(redis_url, prefix="t")
+    store.open()
+    store.get("http://h/a")
+    store.record("http://h/a", fp("a1"), "new", 1.0)  # queued, not written
+    assert store_redis.prefetch_command(redis_url, "http://h/a", lambda: None) is None
+    assert store_redis.prefetch_command("redis://elsewhere:1/0", "http://h/b", lambda: None) is None
+    store.flush()
+    frontier = _frontier_reading_ahead(redis_url)
+    entry = frontier.pop()  # the record of http://h/a read ahead (history: 1 visit)
+    assert entry is not None and entry.url == "http://h/a"
+    store.record("http://h/a", fp("a2"), "significant", 2.0)  # written before the reply is read
+    assert len(frontier) == 2  # reads the frontier's replies: the stale read ahead among them
+    got = store.get("http://h/a")
+    assert got is not None and got.history == [(1.0, "new"), (2.0, "significant")]
+    frontier.close()
     store.close()

@@ -31,6 +31,13 @@ before the request, the change pipeline after the response) and then records the
 
 A ``record`` without a read just before it is written at once, as one call, and returns the record
 as Redis now holds it.
+
+Read ahead. The Redis frontier reads the change record of the URL it just popped in the same
+``sendall`` as its next pop (:func:`prefetch_command`, on its own connection to the same Redis):
+the middleware's ``get`` then finds the reply read, or reads it with the frontier's (no send of
+its own), and it is served twice from memory (middleware, then pipeline). A prefetch is skipped
+for a URL with a queued visit, and dropped when the URL is recorded before its reply arrives:
+a record read ahead is never older than this process's own writes.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from focuscrawl.change.fingerprint import Fingerprints
@@ -109,8 +116,10 @@ class _Shared:
         self.refs = 0
         self.pending: list[tuple[str, list[Any]]] = []  # (url, script ARGV) not yet written
         self.pending_since = 0.0
-        # url → (read at, record or None, served again already)
-        self.cache: OrderedDict[str, tuple[float, PageRecord | None, bool]] = OrderedDict()
+        # url → (read at, record or None, serves from memory left)
+        self.cache: OrderedDict[str, tuple[float, PageRecord | None, int]] = OrderedDict()
+        # url → how to read its prefetched record's reply (see prefetch_command)
+        self.awaited: dict[str, Callable[[], None]] = {}
         self.lost: StoreError | None = None
 
 
@@ -307,18 +316,32 @@ class RedisChangeStore:
 
     def get(self, url: str) -> PageRecord | None:
         shared = self._open()
+        wait = shared.awaited.get(url)
+        if wait is not None:  # read ahead by the frontier: its reply is read with the frontier's
+            try:
+                wait()  # hands the record over (prefetched), unless it failed
+            except Exception as exc:  # the frontier's problem: read it ourselves
+                logger.debug("change store: prefetched record of %s not read: %s", url, exc)
+            shared.awaited.pop(url, None)
         hit = shared.cache.get(url)
-        if hit is not None and not hit[2] and time.monotonic() - hit[0] < CACHE_TTL:
-            shared.cache[url] = (hit[0], hit[1], True)
+        if hit is not None and hit[2] > 0 and time.monotonic() - hit[0] < CACHE_TTL:
+            shared.cache[url] = (hit[0], hit[1], hit[2] - 1)
             return hit[1]
         key = self.key(url)
         ((fp, history, feats),) = self._run(shared, lambda pipe: pipe.hmget(key, "f", "h", "x"))
         rec = None if fp is None and history is None else self._record(url, fp, history, feats)
-        shared.cache[url] = (time.monotonic(), rec, False)
-        shared.cache.move_to_end(url)
-        while len(shared.cache) > CACHE_SIZE:
-            shared.cache.popitem(last=False)
+        _cache(shared, url, rec, 1)
         return rec
+
+    def prefetched(self, url: str, reply: list[Any]) -> None:
+        """Hand over the reply of ``url``'s read ahead (``HMGET key f h x``): served from memory
+        to the next two ``get`` calls, unless ``url`` was recorded since it was sent."""
+        shared = self._shared
+        if shared is None or shared.awaited.pop(url, None) is None:
+            return
+        fp, history, feats = reply
+        rec = None if fp is None and history is None else self._record(url, fp, history, feats)
+        _cache(shared, url, rec, 2)
 
     def record(
         self,
@@ -333,6 +356,7 @@ class RedisChangeStore:
         fp = dump_fingerprints(fingerprints) if keeps_fingerprints(status) else ""
         feats = json.dumps(dict(features), separators=(",", ":")) if features else ""
         args = [visit, fp, feats, self.max_history, url]
+        shared.awaited.pop(url, None)  # a read ahead in flight is older than this visit
         hit = shared.cache.pop(url, None)
         if hit is None or time.monotonic() - hit[0] >= CACHE_TTL:
             key = self.key(url)
@@ -389,3 +413,34 @@ class RedisChangeStore:
         from focuscrawl.change.policy import due
 
         return due(self.records(), now, budget, policy, **kw)
+
+
+def _cache(shared: _Shared, url: str, rec: PageRecord | None, serves: int) -> None:
+    shared.cache[url] = (time.monotonic(), rec, serves)
+    shared.cache.move_to_end(url)
+    while len(shared.cache) > CACHE_SIZE:
+        shared.cache.popitem(last=False)
+
+
+def prefetch_command(
+    redis_url: str, url: str, wait: Callable[[], None]
+) -> tuple[tuple[Any, ...], Callable[[Any], None]] | None:
+    """A read ahead of ``url``'s change record, for a caller that sends commands to the same
+    Redis on its own connection (the frontier, with its next pop): ``(command, deliver)``, or
+    None when no change store of this process uses ``redis_url`` (or ``url`` has a visit queued,
+    not written yet). The caller sends ``command`` and passes its reply to ``deliver``; a
+    ``get(url)`` before that calls ``wait()``, which must read the reply (and deliver it).
+    """
+    with _SHARED_LOCK:
+        found = [(prefix, s) for (u, prefix), s in _SHARED.items() if u == redis_url]
+    if len(found) != 1:
+        return None
+    prefix, shared = found[0]
+    if shared.lost is not None or any(u == url for u, _ in shared.pending):
+        return None
+    store = RedisChangeStore(redis_url, prefix)
+    store._shared = shared  # a view on the shared state, not a user of the connection
+    if len(shared.awaited) >= CACHE_SIZE:
+        shared.awaited.clear()
+    shared.awaited[url] = wait
+    return ("HMGET", store.key(url), "f", "h", "x"), lambda reply: store.prefetched(url, reply)

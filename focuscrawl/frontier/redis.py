@@ -212,6 +212,10 @@ class RedisFrontier:
         self.pop_ahead = False  # see pop(); on for a crawl's frontier (from_settings)
         # the pop sent ahead: None (none), [] (reply not read yet) or its reply
         self._ahead: list[Any] | None = None
+        # ``prefetch(url, wait)`` → (command, deliver) or None: a read sent with the next pop
+        # for the URL just popped (the change store's record, see from_settings); ``wait``
+        # reads its reply now
+        self.prefetch: Callable[[str, Callable[[], None]], Any] | None = None
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str) -> RedisFrontier:
@@ -227,6 +231,9 @@ class RedisFrontier:
             retry_timeout=settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0),
         )
         frontier.pop_ahead = True
+        from focuscrawl.change.store_redis import prefetch_command
+
+        frontier.prefetch = lambda url, wait: prefetch_command(frontier.url, url, wait)
         return frontier
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -358,7 +365,7 @@ class RedisFrontier:
         if entry is None:
             entry = self._pop_now(busy)
         if entry is not None and self.pop_ahead:
-            self._send_ahead(busy)
+            self._send_ahead(busy, entry.url)
         return entry
 
     def _ask(self, busy: HostBusy, ask: list[str], known: dict[str, bool]) -> list[Any]:
@@ -401,11 +408,21 @@ class RedisFrontier:
             self._run("ack", [rest[1:9], ""])
             return None
 
-    def _send_ahead(self, busy: HostBusy) -> None:
+    def _send_ahead(self, busy: HostBusy, url: str = "") -> None:
+        """Pop the next entry without waiting; with it, the ``prefetch`` read of ``url``."""
         args = self._ask(busy, self._top_hosts, {})
-        command = ("EVALSHA", self._shas["popbest"], 0, *self._args(args))
+        commands = [("EVALSHA", self._shas["popbest"], 0, *self._args(args))]
         self._ahead = []  # filled with the reply when it is read
-        self._exec([command], self._got_ahead)
+        read = self.prefetch(url, self._read_sent) if self.prefetch and url else None
+        if read is not None:  # its own batch: a failed read costs the pop nothing
+            command, deliver = read
+            self._exec([command], lambda replies: deliver(replies[0]), send=False)
+        self._exec(commands, self._got_ahead)
+
+    def _read_sent(self) -> None:
+        """Read the replies of what was sent (what is queued waits for the next send)."""
+        if self._unread:
+            self._exec([], send=False)
 
     def _got_ahead(self, replies: list[Any]) -> None:
         self._ahead = replies[0] or [b"-"]
