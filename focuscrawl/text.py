@@ -16,7 +16,7 @@ STOPWORDS = frozenset(
     ourselves out over own same she should so some such than that the their theirs them themselves
     then there these they this those through to too under until up very was we were what when
     where which while who whom why will with would you your yours yourself yourselves may might
-    must shall one two also however many much among upon within without""".split()
+    must shall one two also however many much among upon within without""".split()  # noqa: SIM905
 )
 
 

@@ -3,6 +3,7 @@ in flight at the kill are fetched again."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,20 +20,33 @@ CONCURRENCY = 8
 
 def crawl_cmd(topic: Path, jobdir: Path, log: Path, pages: int) -> list[str]:
     return [
-        sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic}",
-        "-s", f"JOBDIR={jobdir}", "-s", f"FOCUSCRAWL_CRAWL_LOG={log}",
-        "-s", f"CLOSESPIDER_PAGECOUNT={pages}", "-s", "FOCUSCRAWL_PROGRESS_INTERVAL=0.5",
-        "-s", f"CONCURRENT_REQUESTS={CONCURRENCY}", "-s", "FOCUSCRAWL_CHANGE_ENABLED=False",
+        sys.executable,
+        "-m",
+        "scrapy",
+        "crawl",
+        "topical",
+        "-a",
+        f"topic={topic}",
+        "-s",
+        f"JOBDIR={jobdir}",
+        "-s",
+        f"FOCUSCRAWL_CRAWL_LOG={log}",
+        "-s",
+        f"CLOSESPIDER_PAGECOUNT={pages}",
+        "-s",
+        "FOCUSCRAWL_PROGRESS_INTERVAL=0.5",
+        "-s",
+        f"CONCURRENT_REQUESTS={CONCURRENCY}",
+        "-s",
+        "FOCUSCRAWL_CHANGE_ENABLED=False",
     ]
 
 
 def urls(log: Path) -> list[str]:
     out = []
     for line in log.read_text().splitlines():
-        try:
+        with contextlib.suppress(ValueError):  # the line being written at the kill
             out.append(json.loads(line)["url"])
-        except ValueError:
-            pass  # the line being written at the kill
     return out
 
 
@@ -42,8 +56,12 @@ def test_sigkill_and_resume(tmp_path: Path, testweb_synthetic: Any) -> None:
     jobdir = tmp_path / "job"
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     proc = subprocess.Popen(
-        crawl_cmd(topic, jobdir, first, 5000), env=env, cwd=tmp_path,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        crawl_cmd(topic, jobdir, first, 5000),
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert proc.stderr is not None
     for line in proc.stderr:  # the progress line says how far the crawl got
@@ -57,8 +75,12 @@ def test_sigkill_and_resume(tmp_path: Path, testweb_synthetic: Any) -> None:
     assert len(before) >= 100
 
     resumed = subprocess.run(
-        crawl_cmd(topic, jobdir, second, 150), env=env, cwd=tmp_path,
-        capture_output=True, text=True, timeout=300,
+        crawl_cmd(topic, jobdir, second, 150),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "Resuming crawl" in resumed.stderr

@@ -12,23 +12,7 @@ from focuscrawl.defaults import DEFAULTS
 from focuscrawl.frontier.policy import CrawlPolicy
 from focuscrawl.frontier.scoring import SharkParams, vote_bonus
 from focuscrawl.spiders.topical import TopicalSpider
-
-
-class KeywordModel:
-    """Relevance = share of the words that are "bird"."""
-
-    def __init__(self, threshold: float = 0.3) -> None:
-        self.threshold = threshold
-
-    def score_text(self, text: str) -> float:
-        words = text.lower().split()
-        return sum(w == "bird" for w in words) / len(words) if words else 0.0
-
-    def score_page(self, page: Page) -> float:
-        return self.score_text(page.main_text)
-
-    def observe(self, page: Page, relevance: float) -> None:
-        pass
+from tests.test_frontier_policy import KeywordModel
 
 
 def make_page(url: str, text: str, links: list[tuple[str, str]]) -> Page:

@@ -353,6 +353,15 @@ cdef class _Walker:
         self.seg = seg
         return seg
 
+    cdef int feed_text(self, int state, str text) except -1:
+        """A node's text or tail, ``state`` from ``_text_state`` (``text`` read only for 2):
+        whitespace ends the glue between words, anything else is added."""
+        if state == 1 or (state == 2 and text.isspace()):
+            self.glue = False
+        elif state == 2:
+            self.add_text(text)
+        return 0
+
     cdef int add_text(self, str text) except -1:
         cdef list ws = text.split()
         cdef list words = self.words
@@ -397,7 +406,6 @@ cdef class _Walker:
         cdef Py_ssize_t at
         cdef list agg
         cdef RawLink link
-        cdef str text
         cdef int state
         cdef object key
         cdef list fstack = self.fstack
@@ -501,14 +509,7 @@ cdef class _Walker:
             else:
                 self.lstack.append(None)
         state = _text_state(c.children)
-        if state == 1:
-            self.glue = False
-        elif state == 2:
-            text = cetree.textOf(c)
-            if text.isspace():
-                self.glue = False
-            else:
-                self.add_text(text)
+        self.feed_text(state, cetree.textOf(c) if state == 2 else None)
         return 0
 
     cdef int end(self, xmlNode* c, bint is_tag, int flags) except -1:
@@ -517,7 +518,6 @@ cdef class _Walker:
         cdef Frame frame, parent
         cdef list fstack = self.fstack
         cdef int state
-        cdef str tail
         self.n_starts -= 1
         if self.spans:
             span = self.spans.pop(self.n_starts, None)
@@ -550,14 +550,7 @@ cdef class _Walker:
                 self.glue = False
         if fstack:
             state = _text_state(c.next)
-            if state == 1:
-                self.glue = False
-            elif state == 2:
-                tail = cetree.tailOf(c)
-                if tail.isspace():
-                    self.glue = False
-                else:
-                    self.add_text(tail)
+            self.feed_text(state, cetree.tailOf(c) if state == 2 else None)
         return 0
 
 

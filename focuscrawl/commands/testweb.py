@@ -12,7 +12,9 @@ HELP = "serve a local multi-host test web (synthetic, evolving or Wikispeedia) u
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", choices=["synthetic", "evolving", "wikispeedia"], default="synthetic")
+    parser.add_argument(
+        "--corpus", choices=["synthetic", "evolving", "wikispeedia"], default="synthetic"
+    )
     parser.add_argument(
         "--corpora",
         type=Path,

@@ -167,28 +167,17 @@ def fit_ensemble(
         fitness = pu_fitness(pos_dec, oth_dec)
     elif criterion == "f1":
         fitness = f1_fitness(pos_dec, oth_dec)
-    elif criterion == "auc":
-        scale = standardised(rounds, others)
-        result = pso.maximise(
-            auc_fitness(
+    elif criterion in ("auc", "hinge"):
+        # weights only (the threshold is set apart): rankings for "auc", margins for "hinge"
+        if criterion == "auc":
+            scale = standardised(rounds, others)
+            fitness = auc_fitness(
                 pos_dec / scale[:, None], oth_dec / scale[:, None], rules.ENSEMBLE_UNIFORM_PULL
-            ),
-            k,
-            particles=particles,
-            iterations=iterations,
-            variant=variant,
-            seed=seed,
-        )
-        w = result.best / result.best.sum() if result.best.sum() > 0 else np.full(k, 1.0 / k)
-        return Ensemble(w, 0.0, result.fitness, result.history)
-    elif criterion == "hinge":
+            )
+        else:
+            fitness = hinge_fitness(pos_dec, oth_dec)
         result = pso.maximise(
-            hinge_fitness(pos_dec, oth_dec),
-            k,
-            particles=particles,
-            iterations=iterations,
-            variant=variant,
-            seed=seed,
+            fitness, k, particles=particles, iterations=iterations, variant=variant, seed=seed
         )
         w = result.best / result.best.sum() if result.best.sum() > 0 else np.full(k, 1.0 / k)
         return Ensemble(w, 0.0, result.fitness, result.history)
