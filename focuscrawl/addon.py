@@ -37,6 +37,7 @@ EXTENSIONS = {
     "focuscrawl.extensions.statsfile.StatsFile": 20,
     "focuscrawl.cluster.stats.ClusterStats": 30,  # cluster only
     "focuscrawl.extensions.gcfreeze.GcFreeze": 5,  # before StatsFile: its stats are written
+    "focuscrawl.extensions.reactorlag.ReactorLagStats": 6,  # before StatsFile, as GcFreeze
 }
 SCRAPY_DEFAULTS: dict[str, Any] = {
     "SCHEDULER": "focuscrawl.frontier.scheduler.FocusScheduler",

@@ -62,14 +62,10 @@ def test_items_without_relevance_pass_untouched():
 
 
 def test_reactor_lag_stats_split_the_ticks_while_a_model_retrains():
-    from focuscrawl.pipelines.relevance_timing import ReactorLag
+    from focuscrawl.extensions.reactorlag import ReactorLag
 
     class Model:
         retraining = False
-        retrains = 1
-        failures = 0
-        worker_deaths = 0
-        max_fit_seconds = 2.5
 
     model = Model()
     crawler = get_crawler()
@@ -84,6 +80,20 @@ def test_reactor_lag_stats_split_the_ticks_while_a_model_retrains():
     assert stats.get_value("focuscrawl/reactor/ticks_retraining") == 2
     assert stats.get_value("focuscrawl/reactor/lag_over_50ms_retraining") == 2
     assert stats.get_value("focuscrawl/reactor/lag_max_ms") >= 200
+
+
+def test_the_pipeline_writes_the_retraining_counters_when_the_spider_closes():
+    class Model:
+        retrains = 1
+        failures = 0
+        worker_deaths = 0
+        max_fit_seconds = 2.5
+
+    crawler = get_crawler()
+    crawler.spider = type("S", (), {"model": Model()})()
+    pipe = RelevancePipeline(crawler.stats, 0.25, True, crawler=crawler)
+    pipe.close_spider()
+    stats = crawler.stats
     assert stats.get_value("focuscrawl/relevance/retrains") == 1
     assert stats.get_value("focuscrawl/relevance/retrain_fit_seconds") == 2.5
     assert stats.get_value("focuscrawl/relevance/retrain_failures") is None

@@ -5,8 +5,10 @@ sure every item carries ``relevance`` (a float in [0, 1]) and ``relevant`` (``re
 the model's threshold, else ``FOCUSCRAWL_RELEVANCE_THRESHOLD``), counts
 ``focuscrawl/harvest/exported`` and ``focuscrawl/harvest/dropped_irrelevant``, and drops
 irrelevant items from the export when ``FOCUSCRAWL_EXPORT_IRRELEVANT`` is false.
-While the spider runs it also measures the reactor's lag (the crawl thread's stalls, e.g. while
-a model retrains online) as ``focuscrawl/reactor/*`` stats (:mod:`.relevance_timing`).
+When the spider closes it writes the online-retraining counters of the crawl's model:
+``focuscrawl/relevance/retrain_requests``, ``…/retrains``, ``…/retrain_failures``,
+``…/retrain_worker_deaths``, ``…/retrain_fit_seconds`` (the longest fit). (The stalls they may
+cause are measured by :mod:`focuscrawl.extensions.reactorlag`.)
 An item whose ``relevance`` is missing or not a number is kept, marked irrelevant, and counted
 in ``focuscrawl/harvest/bad_relevance``.
 """
@@ -20,14 +22,21 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 
-from focuscrawl.pipelines.relevance_timing import ReactorLag
-
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
 logger = logging.getLogger(__name__)
+
+# a retraining model's counters (RetrainingModel) and the stat names they are written as
+RETRAIN_STATS = (
+    ("requests", "retrain_requests"),
+    ("retrains", "retrains"),
+    ("failures", "retrain_failures"),
+    ("worker_deaths", "retrain_worker_deaths"),
+    ("max_fit_seconds", "retrain_fit_seconds"),
+)
 
 
 class RelevancePipeline:
@@ -42,19 +51,16 @@ class RelevancePipeline:
         self.threshold = threshold
         self.export_irrelevant = export_irrelevant
         self.crawler = crawler
-        self.lag: ReactorLag | None = None
 
     def _model(self) -> Any:
         return getattr(getattr(self.crawler, "spider", None), "model", None)
 
-    def open_spider(self, spider: Spider | None = None) -> None:
-        self.lag = ReactorLag(self.stats, self._model)
-        self.lag.start()
-
     def close_spider(self, spider: Spider | None = None) -> None:
-        if self.lag is not None:
-            self.lag.stop()
-            self.lag = None
+        model = self._model()
+        for attr, name in RETRAIN_STATS:
+            value = getattr(model, attr, None)
+            if isinstance(value, int | float) and (value or attr == "retrains"):
+                self.stats.set_value(f"focuscrawl/relevance/{name}", round(value, 3))
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RelevancePipeline:

@@ -12,9 +12,11 @@ records it as crawl stats, separately for the time an online retrain is running
 * ``focuscrawl/reactor/busy_lag_*``: the same for the part of each lag the crawl process
   itself was busy (its CPU time in the gap, any thread), which leaves out the time the OS ran
   other processes on an over-committed machine;
-* each also with ``_retraining`` appended, over the ticks while a retrain was running;
-* ``focuscrawl/relevance/retrain_requests``, ``…/retrains``, ``…/retrain_failures``, ``…/retrain_worker_deaths``,
-  ``…/retrain_fit_seconds`` (the longest fit), read from the model when the spider closes.
+* each also with ``_retraining`` appended, over the ticks while a retrain was running.
+
+:class:`ReactorLagStats` is the Scrapy extension (registered by the add-on) that runs it from
+``spider_opened`` to ``spider_closed``; the retraining counters themselves are written by
+:class:`~focuscrawl.pipelines.relevance.RelevancePipeline`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy import Spider, signals
+
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
 STALL_MS = 50.0
@@ -112,14 +117,25 @@ class ReactorLag:
             self.stats.set_value(f"{prefix}_over_50ms{suffix}", lag.over)
             if name == "lag":
                 self.stats.set_value(f"focuscrawl/reactor/ticks{suffix}", lag.count)
-        model = self.model()
-        for attr, name in (
-            ("requests", "retrain_requests"),
-            ("retrains", "retrains"),
-            ("failures", "retrain_failures"),
-            ("worker_deaths", "retrain_worker_deaths"),
-            ("max_fit_seconds", "retrain_fit_seconds"),
-        ):
-            value = getattr(model, attr, None)
-            if isinstance(value, int | float) and (value or attr == "retrains"):
-                self.stats.set_value(f"focuscrawl/relevance/{name}", round(value, 3))
+
+
+class ReactorLagStats:
+    """Scrapy extension: :class:`ReactorLag` over the crawl, tagging the ticks while the
+    spider's model retrains."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        assert crawler.stats is not None
+        self.lag = ReactorLag(crawler.stats, lambda: getattr(crawler.spider, "model", None))
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ReactorLagStats:
+        ext = cls(crawler)
+        crawler.signals.connect(ext.spider_opened, signals.spider_opened)
+        crawler.signals.connect(ext.spider_closed, signals.spider_closed)
+        return ext
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.lag.start()
+
+    def spider_closed(self, spider: Spider) -> None:
+        self.lag.stop()
