@@ -49,7 +49,7 @@ def run_all(
             "## Online retraining in a real crawl: the reactor's lag (crawl stats)\n\n"
             + crawl_stall(stall_pages, stall_every)
         )
-    if not set(parts) & {"table", "pso", "drift", "speed", "retrain"}:
+    if not set(parts) & {"table", "ceiling", "pso", "drift", "speed", "retrain"}:
         return "\n\n".join(sections)
     t0 = time.perf_counter()
     corpus = ev.load_corpus(root, cache_dir)
@@ -66,6 +66,15 @@ def run_all(
         sections.append(
             "## Classifiers (keywords + 20 positives; test on the other pages)\n\n"
             + ev.format_table(rows)
+        )
+    if "ceiling" in parts:
+        chosen = {
+            c: k for c, k in ev.CATEGORIES.items() if not categories or _picked(c, categories)
+        }
+        sections.append(
+            "## Ceiling: linear classifiers with plentiful labels (5-fold cross-validation "
+            "over every article, true labels; best C of 0.1 / 1 / 10)\n\n"
+            + markdown(ex.ceiling(corpus, chosen, seed=seed))
         )
     if "pso" in parts:
         prows = ex.pso_on_ensembles(corpus, ev.CATEGORIES, seeds=pso_seeds)
