@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 from focuscrawl.blocks.partition import partition
-from focuscrawl.relevance import pso
-from focuscrawl.relevance.ensemble import fit_ensemble, prior_matched
+from focuscrawl.relevance import pso, rules
+from focuscrawl.relevance.ensemble import auc, fit_ensemble, prior_matched
 from focuscrawl.relevance.features import FieldTfidfVectorizer, LinearTermScorer, page_terms
 from focuscrawl.relevance.pu import (
     LinearRound,
@@ -15,6 +15,7 @@ from focuscrawl.relevance.pu import (
     positive_features,
     reliable_negatives,
     rounds_to_keep,
+    self_train,
 )
 from focuscrawl.relevance.rules import FIELD_WEIGHTS
 from focuscrawl.relevance.train import pages_to_terms, train_pu
@@ -156,3 +157,40 @@ def test_pu_training_keeps_every_round_and_roc_svm_choice():
     scores = np.array([model.score_terms(t) for t in unl])
     truth = np.array([1] * 15 + [0] * (len(unl) - 15), dtype=bool)
     assert ((scores >= model.threshold) == truth).mean() >= 0.9
+
+
+def test_self_training_learns_the_topic_from_a_noisy_ranking_of_the_unlabelled_pages(matrices):
+    _, P, U, truth, _ = matrices
+    rng = np.random.default_rng(0)
+    start = truth + rng.normal(0, 0.8, len(truth))  # a poor ranking (AUC ~0.72)
+    few = P[:2]  # two positives: the ranking of the unlabelled pages has to do the work
+    st = self_train(few, U, start, truth.mean())
+    assert auc(start[truth], start[~truth]) < 0.8
+    dec = st.decision(U)
+    assert auc(dec[truth], dec[~truth]) >= 0.98
+    # the pseudo-labels come from the ranking: the reversed ranking teaches a worse classifier
+    rev = self_train(few, U, -start, truth.mean()).decision(U)
+    assert auc(rev[truth], rev[~truth]) < 0.9
+    n = truth.mean() * U.shape[0]  # top half of the estimate positive, band left out
+    assert st.n_train == 2 + round(0.5 * n) + st.n_negatives
+    assert st.n_negatives == U.shape[0] - round(1.5 * n)
+    assert self_train(few, U, start, 0.0) is None  # no estimated topic page
+    assert self_train(few, U, start, truth.mean(), rounds=0) is None
+
+
+def test_pu_ensemble_self_trains_by_default_and_keeps_the_first_rounds_positive_rate():
+    pages = web(n_per_topic=25, seed=7)
+    _, pos, _ = pages_to_terms(pages["birds"][:10], "positive")
+    unl_pages = pages["birds"][10:] + [p for t, ps in pages.items() if t != "birds" for p in ps]
+    _, unl, _ = pages_to_terms(unl_pages, "unlabelled")
+    model = train_pu(pos, unl, ["birds"])
+    report = model.report_
+    assert model.info["self_training"] == rules.SELF_TRAIN_ROUNDS > 0
+    assert report.before_self_training is not None
+    U = report.unlabeled
+    n_first = int(np.sum(report.rounds[0].decision(U) >= 0))
+    scores = np.array([model.score_terms(t) for t in unl])
+    assert int(np.sum(scores >= model.threshold)) == n_first
+    off = train_pu(pos, unl, ["birds"], self_training=0)
+    assert off.info["self_training"] == 0 and off.report_.before_self_training is None
+    np.testing.assert_allclose(off.coef, report.before_self_training[0])

@@ -133,15 +133,19 @@ def prior_matched(
     rate = float(np.mean(first))
     if len(rounds) == 1:  # the first round alone: its own threshold
         return coef, intercept, rate
-    dec = np.sort(np.asarray(unlabeled @ coef).ravel() + intercept)[::-1]
-    n_pos = int(first.sum())
-    if n_pos == 0:
-        threshold = float(dec[0]) + 1e-9
-    elif n_pos == len(dec):
-        threshold = float(dec[-1]) - 1e-9
-    else:  # the middle of the gap between the last page called positive and the next
-        threshold = float(dec[n_pos - 1] + dec[n_pos]) / 2
-    return coef, intercept - threshold, rate
+    dec = np.asarray(unlabeled @ coef).ravel() + intercept
+    return coef, intercept - rate_threshold(dec, int(first.sum())), rate
+
+
+def rate_threshold(decision: np.ndarray, n_pos: int) -> float:
+    """The threshold that calls exactly the ``n_pos`` highest of ``decision`` positive: the
+    middle of the gap between the last page called positive and the next."""
+    dec = np.sort(np.asarray(decision, dtype=float))[::-1]
+    if n_pos <= 0:
+        return float(dec[0]) + 1e-9
+    if n_pos >= len(dec):
+        return float(dec[-1]) - 1e-9
+    return float(dec[n_pos - 1] + dec[n_pos]) / 2
 
 
 def fit_ensemble(

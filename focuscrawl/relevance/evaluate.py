@@ -50,6 +50,7 @@ METHODS = (
     "pu-svm",
     "pu-round-1",
     "pu-mean",
+    "pu-ensemble-no-st",
     "pu-ensemble",
 )
 
@@ -242,6 +243,10 @@ def evaluate_category(
     coef, intercept, _ = prior_matched(report.rounds, np.full(k, 1.0 / k), report.unlabeled)
     pred_mean = np.asarray(X_test @ coef).ravel() + intercept >= 0
     rows.append(Row(category, size, "pu-mean", *prf(truth, pred_mean)))
+    if report.before_self_training is not None:  # the ensemble before self-training
+        coef, intercept = report.before_self_training
+        pred = np.asarray(X_test @ coef).ravel() + intercept >= 0
+        rows.append(Row(category, size, "pu-ensemble-no-st", *prf(truth, pred)))
     rows.append(Row(category, size, "pu-ensemble", *prf(truth, _model_pred(ens, test_terms))))
     log.info("%s: %s", category, ens.info)
     return rows

@@ -91,6 +91,45 @@ def rounds_to_keep(
     return keep
 
 
+def self_train(
+    P: sp.csr_matrix,
+    U: sp.csr_matrix,
+    decision: np.ndarray,
+    rate: float,
+    *,
+    rounds: int = rules.SELF_TRAIN_ROUNDS,
+    positive_share: float = rules.SELF_TRAIN_POSITIVE_SHARE,
+    negative_from: float = rules.SELF_TRAIN_NEGATIVE_FROM,
+    c: float = rules.SVM_C,
+) -> LinearRound | None:
+    """Self-training on the unlabelled pages (transductive), from a PU classifier's ranking.
+
+    ``decision`` is the classifier's decision on ``U`` and ``rate`` the estimated share of
+    topic pages among them (``n = rate · |U|``). Each round trains an SVM on the positives plus
+    the ``positive_share · n`` top-ranked unlabelled pages as positives, and every unlabelled page
+    ranked below ``negative_from · n`` as negatives (the uncertain band in between is left out),
+    then re-ranks ``U`` with it. Returns the last round's classifier, or ``None`` when there is
+    nothing to self-train from (no estimated topic page, or no page below the band)."""
+    n_u = U.shape[0]
+    n_est = rate * n_u
+    n_pos = int(round(positive_share * n_est))
+    n_neg_from = int(round(negative_from * n_est))
+    if rounds <= 0 or n_est <= 0 or n_neg_from >= n_u:
+        return None
+    dec = np.asarray(decision, dtype=float)
+    result = None
+    for _ in range(rounds):
+        order = np.argsort(-dec, kind="stable")
+        X = sp.vstack([P, U[order[:n_pos]], U[order[n_neg_from:]]]).tocsr()
+        y = np.r_[np.ones(P.shape[0] + n_pos), -np.ones(n_u - n_neg_from)]
+        clf = _fit(X, y, c)
+        result = LinearRound(
+            clf.coef_.ravel().copy(), float(clf.intercept_[0]), len(y), n_u - n_neg_from
+        )
+        dec = result.decision(U)
+    return result
+
+
 def _fit(X: sp.csr_matrix, y: np.ndarray, c: float) -> LinearSVC:
     clf = LinearSVC(C=c, class_weight="balanced", max_iter=5000)
     return clf.fit(X, y)

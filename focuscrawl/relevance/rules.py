@@ -56,6 +56,16 @@ ENSEMBLE_CRITERION: str = "auc"
 #: weights; 0 = AUC alone). 0.03 chosen among 0.003 / 0.01 / 0.03 on the benchmark categories.
 ENSEMBLE_UNIFORM_PULL: float = 0.03
 
+#: Self-training after the ensemble (transductive: the unlabelled pages are there at training
+#: time): this many rounds, each an SVM trained on the positives plus the top
+#: ``SELF_TRAIN_POSITIVE_SHARE`` × (estimated topic pages among the unlabelled) as positives and
+#: every unlabelled page ranked below ``SELF_TRAIN_NEGATIVE_FROM`` × that estimate as negatives;
+#: the band in between is left out. 0 = off. Chosen among 0.3/0.5/0.7 × 1.2/1.5/2 × 2/3/5 rounds
+#: (and C 0.3/1) on Birds, Chemistry and British_History (docs/relevance.md).
+SELF_TRAIN_ROUNDS: int = 3
+SELF_TRAIN_POSITIVE_SHARE: float = 0.5
+SELF_TRAIN_NEGATIVE_FROM: float = 1.5
+
 #: Adaptive topic: a page feeds the profile only when its relevance is at least this …
 ADAPT_MIN_RELEVANCE: float = 0.5
 #: … and it contains at least this many of the original topic terms (co-occurrence guard).

@@ -22,7 +22,7 @@ from sklearn.svm import LinearSVC
 from focuscrawl.blocks.partition import partition
 from focuscrawl.relevance import rules
 from focuscrawl.relevance.cosine import CosineModel
-from focuscrawl.relevance.ensemble import Ensemble, fit_ensemble, prior_matched
+from focuscrawl.relevance.ensemble import Ensemble, fit_ensemble, prior_matched, rate_threshold
 from focuscrawl.relevance.features import FieldTfidfVectorizer, TermCounts, fast_tokens, page_terms
 from focuscrawl.relevance.model import RelevanceModel
 from focuscrawl.relevance.pu import (
@@ -32,6 +32,7 @@ from focuscrawl.relevance.pu import (
     positive_features,
     reliable_negatives,
     rounds_to_keep,
+    self_train,
 )
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ class TrainReport:
     n_positive_features: int = 0
     vectorizer: FieldTfidfVectorizer | None = None
     validation: tuple | None = None  # (held-back positives, others): what PSO fitted on
+    before_self_training: tuple[np.ndarray, float] | None = None  # the ensemble's (coef, b)
 
 
 def keyword_terms(keywords: Iterable[str]) -> TermCounts:
@@ -146,6 +148,7 @@ def train_pu(
     variant: str = "standard",
     ensemble: bool = True,
     seed: int = 0,
+    self_training: int = rules.SELF_TRAIN_ROUNDS,
 ) -> RelevanceModel:
     """PU learning; ``ensemble=False`` keeps only the last round (``kind="pu-svm"``).
 
@@ -240,6 +243,22 @@ def train_pu(
         )
     else:  # PU-SVM: the last round the Roc-SVM rule keeps
         coef, intercept = rounds[n_keep - 1].coef, rounds[n_keep - 1].intercept
+    if ensemble:
+        info["self_training"] = 0
+        n_first = int(np.sum(rounds[0].decision(U) >= 0))  # the topic's estimated size in U
+        st = self_train(
+            P_all, U, np.asarray(U @ coef).ravel() + intercept, n_first / U.shape[0],
+            rounds=self_training,
+        )  # fmt: skip
+        if st is not None:
+            report.before_self_training = (coef, intercept)
+            coef = st.coef
+            intercept = st.intercept - rate_threshold(st.decision(U), n_first)
+            info.update(
+                self_training=self_training,
+                self_training_negatives=st.n_negatives,
+                self_training_positives=st.n_train - st.n_negatives - P_all.shape[0],
+            )
     model = _linear_model(report.kind, vec, coef, intercept, all_pos, keywords, info)
     model.report_ = report  # type: ignore[attr-defined]
     return model
@@ -266,11 +285,13 @@ def train(
     keywords: Iterable[str] = (),
     *,
     seed: int = 0,
+    self_training: int = rules.SELF_TRAIN_ROUNDS,
 ) -> RelevanceModel:
     """Train a relevance model from ``(url, html)`` pages.
 
     With negatives: an SVM. Without: PU learning (needs at least 2 positives and
-    ``MIN_UNLABELED`` unlabelled pages). Otherwise the cosine fallback. Raises ``ValueError``
+    ``MIN_UNLABELED`` unlabelled pages; ``self_training`` rounds refine the PU ensemble, 0 =
+    off). Otherwise the cosine fallback. Raises ``ValueError``
     when there are neither keywords nor usable positive pages.
     """
     keywords = [k for k in keywords if k.strip()]
@@ -283,7 +304,7 @@ def train(
     if pos and neg:
         model = train_supervised(pos, neg, keywords)
     elif len(pos) >= 2 and len(unl) >= MIN_UNLABELED:
-        model = train_pu(pos, unl, keywords, seed=seed)
+        model = train_pu(pos, unl, keywords, seed=seed, self_training=self_training)
     else:
         log.warning(
             "too little to learn from (%d positive, %d unlabelled, %d negative pages): "
