@@ -50,6 +50,11 @@ _add(
     "With `FOCUSCRAWL_RELEVANCE_THRESHOLD = 0` and the cosine model: the threshold as a fraction of the seed pages' mean relevance.",
 )
 _add(
+    "FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION",
+    "otsu",
+    "With the automatic threshold: `otsu` moves its fraction of the seeds' mean, every 25 pages from the 50th, to the Otsu split of the crawled pages' relevance (kept within 0.2-0.6); empty: the fixed `FOCUSCRAWL_AUTO_THRESHOLD`.",
+)
+_add(
     "FOCUSCRAWL_STRATEGY",
     "sharksearch-blocks",
     "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`.",
@@ -122,6 +127,21 @@ _add(
     "FOCUSCRAWL_SHARK_VOTE_GATED",
     False,
     "Weight a URL's vote bonus by its link's own anchor/context score, so that votes lift only on-topic-looking links (better where the topic continues behind irrelevant pages, as on the synthetic web; worse on Wikispeedia).",
+)
+_add(
+    "FOCUSCRAWL_LINK_LEARNER",
+    0.1,
+    "Online link classifier (Shark-Search strategies): naive Bayes over the link features of the fetched pages, labelled by the relevance judgement; its probability minus the prior, times this weight, is added to a link's score. 0: off.",
+)
+_add(
+    "FOCUSCRAWL_LINK_LEARNER_EVERY",
+    25,
+    "Pages between refits of the link classifier's weights.",
+)
+_add(
+    "FOCUSCRAWL_LINK_LEARNER_FEATURES",
+    "auh",
+    "The link classifier's features: `a` anchor words, `u` URL path words, `h` host, `c` link-context words (carried in the request).",
 )
 _add(
     "FOCUSCRAWL_SHARK_BLOCK_MIX",

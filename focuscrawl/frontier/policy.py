@@ -10,10 +10,40 @@ from dataclasses import dataclass
 from typing import Any
 
 from focuscrawl.blocks.model import Page
+from focuscrawl.frontier.linklearner import LinkLearner, link_features
 from focuscrawl.frontier.linkmemory import LinkMemory
 from focuscrawl.frontier.scoring import LinkScorer, ParentState, SharkParams, vote_bonus
 from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.relevance.base import PageScorer
+
+LEARN_CONTEXT_CHARS = 160  # of the link context carried in the request for the link learner
+CALIBRATE_BINS = 80  # histogram of relevance / seed mean over 0..2
+CALIBRATE_MIN = 50  # crawled pages before the first calibration
+CALIBRATE_EVERY = 25
+CALIBRATE_RANGE = (0.2, 0.6)  # the calibrated fraction of the seeds' mean stays in here
+
+
+def otsu(hist: list[int]) -> int:
+    """The bin index ``t`` that best splits ``hist`` into bins ``< t`` and ``>= t`` (Otsu:
+    maximal between-class variance; across an empty gap, its middle)."""
+    total = sum(hist)
+    weighted = sum(i * h for i, h in enumerate(hist))
+    best, first, last = -1.0, 0, 0
+    n0 = 0
+    s0 = 0.0
+    for t in range(1, len(hist)):
+        n0 += hist[t - 1]
+        s0 += (t - 1) * hist[t - 1]
+        n1 = total - n0
+        if n0 == 0 or n1 == 0:
+            continue
+        m0, m1 = s0 / n0, (weighted - s0) / n1
+        between = n0 * n1 * (m0 - m1) ** 2
+        if between > best * (1 + 1e-9):
+            best, first, last = between, t, t
+        elif between >= best * (1 - 1e-9):
+            last = t
+    return (first + last + 1) // 2
 
 
 @dataclass(slots=True)
@@ -30,15 +60,32 @@ class CrawlPolicy:
         params: SharkParams | None = None,
         limits: TrapLimits | None = None,
         auto_threshold: float = 0.0,
+        calibrate: str = "",
     ) -> None:
         """``auto_threshold`` > 0: the relevance threshold becomes that fraction of the mean
         relevance of the seed pages, once they are judged (cosine scores of on-topic pages vary
-        from topic to topic far more than their ratio to the seeds' scores does)."""
+        from topic to topic far more than their ratio to the seeds' scores does).
+        ``calibrate`` (with ``auto_threshold``): ``"otsu"`` moves that fraction, every
+        :data:`CALIBRATE_EVERY` pages, to the Otsu split of the crawled pages' relevance on the
+        seed scale (clamped to :data:`CALIBRATE_RANGE`); ``""``: the fixed fraction."""
         self.model = model
         self.auto_threshold = auto_threshold
+        if calibrate not in ("", "otsu"):
+            raise ValueError(f"unknown calibration {calibrate!r}; '' or 'otsu'")
+        self.calibrate = calibrate
+        self._seed_mean = 0.0
+        self._hist = [0] * CALIBRATE_BINS  # crawled pages' relevance / seed mean, 0..2
         self._seed_scores: list[float] = []
         self.scorer = LinkScorer(
             strategy, model.score_text, model.threshold, params or SharkParams()
+        )
+        p = self.scorer.p
+        # the online link classifier (ACHE-style): learns from each fetched page which link
+        # features led to relevant pages; its probability is added to the link score
+        self.learner: LinkLearner | None = (
+            LinkLearner(every=p.learn_every)
+            if p.learn > 0 and strategy.startswith("shark")
+            else None
         )
         self.limits = limits or TrapLimits()
         self.memory = LinkMemory()
@@ -46,6 +93,7 @@ class CrawlPolicy:
         self._votes: dict[int, float] = {}
         self.skipped: dict[str, int] = {}  # URL rejections by reason
         self._clean_cache: dict[str, tuple[str, str | None]] = {}
+        self._feat_cache: dict[tuple[str, str, str], list[str]] = {}
 
     @property
     def strategy(self) -> str:
@@ -62,11 +110,28 @@ class CrawlPolicy:
         if state.get("seed"):
             self._seed_scores.append(relevance)
             mean = sum(self._seed_scores) / len(self._seed_scores)
+            self._seed_mean = mean
             self.scorer.reference = mean if mean > 0 else None
             if self.auto_threshold > 0:
                 self.set_threshold(self.auto_threshold * mean)
                 return Judgement(relevance, True)
-        return Judgement(relevance, relevance >= self.model.threshold)
+        if self.calibrate and self._seed_mean > 0 and self.auto_threshold > 0:
+            self._observe(relevance / self._seed_mean)
+        relevant = relevance >= self.model.threshold
+        if self.learner is not None and "par" in state:
+            kinds = self.scorer.p.learn_features
+            feats = link_features(state.get("a", ""), page.url, state.get("c", ""), kinds)
+            self.learner.learn(feats, relevant)
+        return Judgement(relevance, relevant)
+
+    def _observe(self, scaled: float) -> None:
+        hist = self._hist
+        hist[min(CALIBRATE_BINS - 1, max(0, int(scaled * CALIBRATE_BINS / 2)))] += 1
+        n = sum(hist)
+        if n >= CALIBRATE_MIN and n % CALIBRATE_EVERY == 0:
+            lo, hi = CALIBRATE_RANGE
+            fraction = min(hi, max(lo, otsu(hist) * 2 / CALIBRATE_BINS))
+            self.set_threshold(fraction * self._seed_mean)
 
     def set_threshold(self, threshold: float) -> None:
         self.model.threshold = threshold
@@ -93,6 +158,9 @@ class CrawlPolicy:
         votes, voted = self._votes, set()
         if vote_weight and len(votes) > self.memory.max_urls:
             votes.clear()
+        learner = self.learner
+        learn_weight = p.learn if learner is not None and learner.ready else 0.0
+        feat_cache = self._feat_cache
         for link, score, child in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
@@ -114,9 +182,22 @@ class CrawlPolicy:
                     total = votes[key] = total + vote
                 bonus = vote_bonus(total, p)
                 score += bonus * child.get("nb", 1.0) if p.vote_gated else bonus
+            if learn_weight:
+                fkey = (link.anchor, target, link.context)
+                feats = feat_cache.get(fkey)
+                if feats is None:
+                    # template and navigation links repeat on every page: featurise them once
+                    if len(feat_cache) > 100_000:
+                        feat_cache.clear()
+                    feats = feat_cache[fkey] = link_features(*fkey, p.learn_features)
+                score += learn_weight * learner.lift(feats)  # type: ignore[union-attr]
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
             child.pop("nb", None)
+            if learner is not None:
+                child["a"] = link.anchor[:80]  # the learner's example when the child is fetched
+                if "c" in p.learn_features and link.context:
+                    child["c"] = link.context[:LEARN_CONTEXT_CHARS]
             child["par"] = url
             child["score"] = score
             yield target, score, child

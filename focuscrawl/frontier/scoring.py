@@ -37,6 +37,12 @@ class SharkParams:
     # context), so that votes lift on-topic-looking links only, not every link out of a cluster
     # of relevant pages (better where the topic continues behind irrelevant bridge pages)
     vote_gated: bool = False
+    # > 0: weight of the online link classifier's lift (its probability minus its prior;
+    # focuscrawl.frontier.linklearner) added to the link score (Shark-Search strategies); 0: off
+    learn: float = 0.1
+    learn_every: int = 25  # pages between refits of the learner's weights
+    # the learner's features: a anchor words, u URL path words, h host, c link-context words
+    learn_features: str = "auh"
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:

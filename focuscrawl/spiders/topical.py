@@ -89,6 +89,9 @@ class TopicalSpider(Spider):
                 block_mix=s.getfloat("FOCUSCRAWL_SHARK_BLOCK_MIX"),
                 noise_floor=s.getfloat("FOCUSCRAWL_SHARK_NOISE_FLOOR"),
                 normalize=s.getbool("FOCUSCRAWL_SHARK_NORMALIZE"),
+                learn=s.getfloat("FOCUSCRAWL_LINK_LEARNER"),
+                learn_every=s.getint("FOCUSCRAWL_LINK_LEARNER_EVERY"),
+                learn_features=s.get("FOCUSCRAWL_LINK_LEARNER_FEATURES"),
             ),
             TrapLimits(
                 max_length=s.getint("FOCUSCRAWL_MAX_URL_LENGTH"),
@@ -96,6 +99,7 @@ class TopicalSpider(Spider):
                 max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
             ),
             auto_threshold=auto,
+            calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
         )
         # without the partition middleware (a project that disabled it) the spider parses
         mws = s.getwithbase("DOWNLOADER_MIDDLEWARES")
