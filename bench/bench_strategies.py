@@ -8,7 +8,13 @@ topics, and the ratios of the mean recall at 500 to ``bfs`` and ``bestfirst`` of
 
 A configuration is a strategy with optional overrides of :class:`SharkParams` fields and of
 ``auto`` (the automatic threshold's fraction of the seed pages' mean relevance):
-``sharksearch-blocks:gamma=0.3,beta=0.5``. Without ``--configs``: the five strategies with the
+``sharksearch-blocks:gamma=0.3,beta=0.5``; ``calib=otsu|none`` sets the automatic threshold's
+calibration (``FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION``). Two ceilings use the true labels (evaluation only):
+``judge=label`` — a perfect judge, a page is relevant iff it is a category member (its
+relevance value, which the link scores use, stays the model's); ``order=oracle`` — the
+frontier URL that is a target goes first (ties by discovery order), the others by the
+strategy's score; ``order=lookahead`` — as ``oracle``, and among non-targets the one linking to
+the most targets goes first (static link counts from the corpus). Without ``--configs``: the five strategies with the
 defaults (the table in docs/strategies.md). Rendered and partitioned pages and token lists are
 cached per worker process, so a sweep costs mainly scoring.
 
@@ -57,6 +63,15 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
         key, _, value = item.partition("=")
         if key == "auto":
             overrides[key] = float(value)
+        elif key == "calib" and value in ("otsu", "none"):
+            overrides[key] = "" if value == "none" else value
+        elif (
+            key == "judge"
+            and value in ("model", "label")
+            or key == "order"
+            and value in ("strategy", "oracle", "lookahead")
+        ):
+            overrides[key] = value
         elif key in fields:
             kind = type(getattr(SharkParams(), key))
             overrides[key] = value.lower() in ("1", "true") if kind is bool else kind(value)
@@ -99,16 +114,77 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
     topic = topics[topic_name]
     strategy, overrides = parse_config(spec)
     auto = overrides.pop("auto", defaults.DEFAULTS["FOCUSCRAWL_AUTO_THRESHOLD"])
+    calib = overrides.pop("calib", defaults.DEFAULTS["FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION"])
+    judge = overrides.pop("judge", "model")
+    order = overrides.pop("order", "strategy")
     params = SharkParams(**overrides)
     pages = _state["pages"]
+    cls = _ceiling_policy(judge, order)
+
+    def make_policy(tp: Any) -> CrawlPolicy:
+        policy = cls(
+            CosineModel(tp.keywords), strategy, params, auto_threshold=auto, calibrate=calib
+        )
+        if cls is not CrawlPolicy:
+            policy.labels = tp.labels  # type: ignore[attr-defined]
+            policy.children = _target_children(topic_name, tp)  # type: ignore[attr-defined]
+        return policy
+
     start = time.perf_counter()
-    metrics = simulate_metrics(
-        _state["site"],
-        topic,
-        lambda tp: CrawlPolicy(CosineModel(tp.keywords), strategy, params, auto_threshold=auto),
-        pages,
-    )
+    metrics = simulate_metrics(_state["site"], topic, make_policy, pages)
     return topic_name, spec, metrics, time.perf_counter() - start
+
+
+ORACLE_SCORE = 1e5  # above every link score, below the seeds'
+
+
+def _target_children(topic_name: str, topic: Any) -> dict[str, int]:
+    """Per article URL (normalised), how many of the topic's targets it links to (corpus links)."""
+    cache = _state.setdefault("children", {})
+    if topic_name not in cache:
+        from focuscrawl.evaluation.metrics import normalize_url
+
+        corpus, url_for = _state["corpus"], _state["site"].url_for
+        targets = topic.labels.targets
+        counts: dict[str, int] = {}
+        for src, dsts in corpus.links.items():
+            n = sum(1 for d in set(dsts) if normalize_url(url_for(d)) in targets)
+            if n:
+                counts[normalize_url(url_for(src))] = n
+        cache[topic_name] = counts
+    return cache[topic_name]
+
+
+def _ceiling_policy(judge: str, order: str) -> type:
+    """A :class:`CrawlPolicy` that cheats with the true labels (the ceilings), or the policy."""
+    from focuscrawl.evaluation.metrics import normalize_url
+    from focuscrawl.frontier.policy import CrawlPolicy, Judgement
+
+    if judge == "model" and order == "strategy":
+        return CrawlPolicy
+
+    class Ceiling(CrawlPolicy):
+        labels: Any
+        children: dict[str, int]
+
+        def judge(self, page: Any, state: dict[str, Any]) -> Judgement:
+            j = super().judge(page, state)
+            if judge == "label" and not state.get("seed"):
+                j.relevant = normalize_url(page.url) in self.labels.relevant
+            return j
+
+        def links(self, page: Any, url: str, state: dict[str, Any], judgement: Judgement) -> Any:
+            for target, score, child in super().links(page, url, state, judgement):
+                if order != "strategy":
+                    key = normalize_url(target)
+                    if key in self.labels.targets:
+                        score = ORACLE_SCORE
+                    elif order == "lookahead":
+                        # bounded below ORACLE_SCORE; the strategy's score breaks ties
+                        score = 100.0 * self.children.get(key, 0) + score
+                yield target, score, child
+
+    return Ceiling
 
 
 def value(m: CrawlMetrics, n: int, key: str = "target_recall") -> float:
