@@ -2,7 +2,7 @@
 negatives vs PU-SVM vs PU ensemble; PSO vs BWPSO; topic drift; per-page cost against lxml.
 
     .venv/bin/python bench/bench_classifiers.py
-        [--parts table,ceiling,pso,drift,speed,retrain,crawlstall]
+        [--parts table,ceiling,traintime,pso,drift,speed,retrain,crawlstall]
         [--categories Birds,Chemistry] [--out FILE]
 """
 
@@ -24,7 +24,8 @@ def main() -> int:
         "--parts",
         default="table,pso,drift,speed,retrain,crawlstall",
         help="table, ceiling (fully supervised 5-fold CV: what any linear classifier on these "
-        "features reaches), pso, drift, speed (CPU ms/page vs lxml), retrain (simulated stall), "
+        "features reaches), traintime (CPU s of PU training with and without self-training), "
+        "pso, drift, speed (CPU ms/page vs lxml), retrain (simulated stall), "
         "crawlstall (reactor lag of a real test-web crawl with and without online retraining)",
     )
     p.add_argument("--out", type=Path, default=None, help="also write the Markdown here")

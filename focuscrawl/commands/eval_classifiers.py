@@ -18,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--parts",
         default="table,pso,drift,speed,retrain",
-        help="comma-separated: table, pso, drift, speed, retrain",
+        help="comma-separated: table, ceiling (fully supervised cross-validation), traintime, "
+        "pso, drift, speed, retrain",
     )
     parser.add_argument(
         "--corpora",
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from focuscrawl.relevance.report import run_all
 
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = set(parts) - {"table", "pso", "drift", "speed", "retrain"}
+    unknown = set(parts) - {"table", "ceiling", "traintime", "pso", "drift", "speed", "retrain"}
     if unknown:
         raise CommandError(f"unknown --parts {', '.join(sorted(unknown))}")
     base = args.corpora or corpora_dir()

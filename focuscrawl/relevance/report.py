@@ -49,7 +49,7 @@ def run_all(
             "## Online retraining in a real crawl: the reactor's lag (crawl stats)\n\n"
             + crawl_stall(stall_pages, stall_every)
         )
-    if not set(parts) & {"table", "ceiling", "pso", "drift", "speed", "retrain"}:
+    if not set(parts) & {"table", "ceiling", "traintime", "pso", "drift", "speed", "retrain"}:
         return "\n\n".join(sections)
     t0 = time.perf_counter()
     corpus = ev.load_corpus(root, cache_dir)
@@ -75,6 +75,11 @@ def run_all(
             "## Ceiling: linear classifiers with plentiful labels (5-fold cross-validation "
             "over every article, true labels; best C of 0.1 / 1 / 10)\n\n"
             + markdown(ex.ceiling(corpus, chosen, seed=seed))
+        )
+    if "traintime" in parts:
+        sections.append(
+            "## PU training time (CPU), 20 positives + ~4,580 unlabelled pages\n\n"
+            + markdown(ex.training_time(corpus, ev.CATEGORIES, seed=seed), "{:.2f}")
         )
     if "pso" in parts:
         prows = ex.pso_on_ensembles(corpus, ev.CATEGORIES, seeds=pso_seeds)
