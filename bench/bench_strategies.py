@@ -9,7 +9,9 @@ topics, and the ratios of the mean recall at 500 to ``bfs`` and ``bestfirst`` of
 A configuration is a strategy with optional overrides of :class:`SharkParams` fields and of
 ``auto`` (the automatic threshold's fraction of the seed pages' mean relevance):
 ``sharksearch-blocks:gamma=0.3,beta=0.5``; ``calib=otsu|none`` sets the automatic threshold's
-calibration (``FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION``). Two ceilings use the true labels (evaluation only):
+calibration (``FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION``); ``adapt=1|0`` the adaptive topic profile
+(``FOCUSCRAWL_ADAPT_TOPIC``, default as in the crawl), ``adapt_ratio``, ``adapt_share``, … its
+:class:`AdaptiveCosineModel` arguments (:data:`ADAPT_KEYS`). Two ceilings use the true labels (evaluation only):
 ``judge=label`` — a perfect judge, a page is relevant iff it is a category member (its
 relevance value, which the link scores use, stays the model's); ``order=oracle`` — the
 frontier URL that is a target goes first (ties by discovery order), the others by the
@@ -51,6 +53,22 @@ CHECKPOINTS = (250, 500, 1000, 2000)
 
 _state: dict[str, Any] = {}
 
+#: ``adapt=1`` crawls with the adaptive topic profile (``FOCUSCRAWL_ADAPT_TOPIC``); the other
+#: keys override :class:`AdaptiveCosineModel` arguments (config key → argument, type)
+ADAPT_KEYS: dict[str, tuple[str, Any]] = {
+    "adapt": ("", lambda v: v.lower() in ("1", "true")),
+    "adapt_min": ("min_relevance", float),
+    "adapt_ratio": ("min_ratio", float),
+    "adapt_share": ("max_new_share", float),
+    "adapt_terms": ("max_new_terms", int),
+    "adapt_pages": ("min_pages", int),
+    "adapt_every": ("update_every", int),
+    "adapt_orig": ("min_original_terms", int),
+    "adapt_scale": ("new_scale", float),
+    "adapt_boost": ("boost_original", lambda v: v.lower() in ("1", "true")),
+    "adapt_judge": ("adapt_judge", lambda v: v.lower() in ("1", "true")),
+}
+
 
 def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
     """``strategy[:key=value,...]`` → strategy and overrides (typed like the field)."""
@@ -61,7 +79,9 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
     overrides: dict[str, Any] = {}
     for item in filter(None, rest.split(",")):
         key, _, value = item.partition("=")
-        if key == "auto":
+        if key in ADAPT_KEYS:
+            overrides[key] = ADAPT_KEYS[key][1](value)
+        elif key == "auto":
             overrides[key] = float(value)
         elif key == "calib" and value in ("otsu", "none"):
             overrides[key] = "" if value == "none" else value
@@ -101,6 +121,7 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
     from focuscrawl.evaluation.simulate import simulate_metrics
     from focuscrawl.evaluation.topics import wikispeedia_topic
     from focuscrawl.frontier.policy import CrawlPolicy
+    from focuscrawl.relevance.adaptive import AdaptiveCosineModel
     from focuscrawl.relevance.cosine import CosineModel
 
     topic_name, spec = job
@@ -117,14 +138,18 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
     calib = overrides.pop("calib", defaults.DEFAULTS["FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION"])
     judge = overrides.pop("judge", "model")
     order = overrides.pop("order", "strategy")
+    adapt_args = {ADAPT_KEYS[k][0]: overrides.pop(k) for k in list(overrides) if k in ADAPT_KEYS}
+    adapt = adapt_args.pop("", defaults.DEFAULTS["FOCUSCRAWL_ADAPT_TOPIC"])
     params = SharkParams(**overrides)
     pages = _state["pages"]
     cls = _ceiling_policy(judge, order)
 
     def make_policy(tp: Any) -> CrawlPolicy:
-        policy = cls(
-            CosineModel(tp.keywords), strategy, params, auto_threshold=auto, calibrate=calib
+        # as load_model builds the crawl's model (the Wikispeedia topics have no example files)
+        model = (
+            AdaptiveCosineModel(tp.keywords, **adapt_args) if adapt else CosineModel(tp.keywords)
         )
+        policy = cls(model, strategy, params, auto_threshold=auto, calibrate=calib)
         if cls is not CrawlPolicy:
             policy.labels = tp.labels  # type: ignore[attr-defined]
             policy.children = _target_children(topic_name, tp)  # type: ignore[attr-defined]

@@ -155,3 +155,84 @@ def test_retraining_stops_after_repeated_worker_deaths():
     wrapper.observe(pages[-1], 0.5)
     assert wrapper.worker_pid is None  # no new worker: the crawl keeps its model
     assert wrapper.model is start and wrapper.score_page(pages[-1]) == start.score_page(pages[-1])
+
+
+def test_the_confidence_gate_follows_the_calibrated_threshold():
+    pages = _pages()["birds"]
+    model = AdaptiveCosineModel(
+        ["bird feather wing nest egg"], min_relevance=0.0, min_ratio=2.0, update_every=1
+    )
+    model.threshold = 0.1  # the crawl calibrates the threshold to the topic's page cosines
+    for page in pages[:5]:
+        model.observe(page, 0.15)  # relevant, but under 2 × the threshold
+    assert model.confident_pages == 0
+    for page in pages[5:10]:
+        model.observe(page, 0.25)
+    assert model.confident_pages == 5
+
+
+@pytest.mark.parametrize("boost", [False, True])
+def test_boosting_lets_a_frequent_original_term_gain_within_the_cap(boost):
+    pages = _pages()["birds"]
+    # "owl" is in the original profile only through one weak seed text
+    model = AdaptiveCosineModel(
+        ["bird"],
+        min_relevance=0.0,
+        min_pages=2,
+        update_every=5,
+        new_scale=100.0,
+        max_new_terms=200,
+        boost_original=boost,
+    )
+    model.add_text("owl " + " ".join(["bird"] * 50))
+    start = dict(model.original)
+    for page in pages:
+        model.observe(page, 1.0)
+    model.refresh()
+    assert model.new_share() <= 0.3 + 1e-9
+    for term, weight in start.items():
+        assert model.profile[term] >= weight  # originals never lose weight
+    owl_pages = sum("owl" in model.main_terms(p) for p in pages)
+    assert owl_pages >= 2
+    if boost:
+        assert model.profile["owl"] > start["owl"]
+    else:
+        assert model.profile["owl"] == start["owl"] and "owl" not in model.added
+
+
+def test_with_adapt_judge_off_pages_are_judged_by_the_original_profile_only():
+    from focuscrawl.relevance.cosine import CosineModel
+
+    pages = _pages()
+    kwargs = dict(min_relevance=0.0, min_pages=2, update_every=5, new_scale=100.0)
+    split = AdaptiveCosineModel(["bird feather"], adapt_judge=False, **kwargs)
+    plain = CosineModel(["bird feather"])
+    for page in pages["birds"]:
+        assert split.score_page(page) == pytest.approx(plain.score_page(page))
+        split.observe(page, 1.0)
+        plain.observe(page, 1.0)
+    assert split.added  # adapted: anchors and contexts see the new terms …
+    term = max(split.added, key=split.added.get)
+    assert split.score_text(term) > plain.score_text(term)
+    for page in pages["birds"] + pages["football"]:  # … the judge does not
+        assert split.score_page(page) == pytest.approx(plain.score_page(page))
+
+
+def test_vectorised_ranking_equals_the_plain_sort_of_the_candidates():
+    pages = _pages()
+    model = AdaptiveCosineModel(
+        ["bird feather"], min_relevance=0.0, min_ratio=0.0, min_pages=2, max_new_terms=15
+    )
+    for page in pages["birds"] + pages["football"][:5]:
+        model.observe(page, 1.0)
+        n = model.confident_pages
+        plain = sorted(
+            (
+                (c / n * model.dfs.idf(t), t)
+                for t, c in model.candidate_pages.items()
+                if c >= model.min_pages
+            ),
+            reverse=True,
+        )[: model.max_new_terms]
+        assert model._ranked() == plain
+    assert len(plain) == 15

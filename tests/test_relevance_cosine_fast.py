@@ -74,7 +74,9 @@ def test_fast_scores_equal_the_pure_path_through_a_crawl(adaptive):
 
     def make():
         if adaptive:
-            return AdaptiveCosineModel(keywords, ODD_TEXTS[:3], min_relevance=0.05, update_every=3)
+            return AdaptiveCosineModel(
+                keywords, ODD_TEXTS[:3], min_relevance=0.05, min_ratio=0.0, update_every=3
+            )
         return CosineModel(keywords, ODD_TEXTS[:3])
 
     fast, pure = make(), make()

@@ -143,7 +143,9 @@ def drift(
         if guard is None:
             model: CosineModel = base
         else:
-            model = AdaptiveCosineModel(keywords, texts, min_relevance=confident, guard=guard)
+            model = AdaptiveCosineModel(
+                keywords, texts, min_relevance=confident, min_ratio=0.0, guard=guard
+            )
             model.dfs, model.learn_idf = dfs, False
             for i in order:
                 page = corpus.pages[i]

@@ -66,15 +66,35 @@ SELF_TRAIN_ROUNDS: int = 3
 SELF_TRAIN_POSITIVE_SHARE: float = 0.5
 SELF_TRAIN_NEGATIVE_FROM: float = 1.5
 
-#: Adaptive topic: a page feeds the profile only when its relevance is at least this …
-ADAPT_MIN_RELEVANCE: float = 0.5
+#: Adaptive topic (``FOCUSCRAWL_ADAPT_TOPIC``). Defaults chosen in the crawl simulation on Birds,
+#: Chemistry and British_History at 500 pages, validated on Space_Astronomy, Health_and_medicine
+#: and African_Geography (docs/relevance.md, "Adaptive topic in the crawl").
+#: A page feeds the profile only when its relevance is at least this (absolute) …
+ADAPT_MIN_RELEVANCE: float = 0.0
+#: … and at least this multiple of the model's relevance threshold (which the crawl calibrates
+#: to the topic's page cosines, 0.05-0.3 on Wikispeedia: an absolute 0.5 never passed); 0 = no
+#: such gate. 1 = every page the crawl judges relevant.
+ADAPT_MIN_RATIO: float = 1.0
 #: … and it contains at least this many of the original topic terms (co-occurrence guard).
 ADAPT_MIN_ORIGINAL_TERMS: int = 2
 #: Original terms never fall below this share of their starting weight.
 ADAPT_ORIGINAL_FLOOR: float = 1.0
 #: Added terms together may hold at most this share of the profile's total weight.
 ADAPT_MAX_NEW_SHARE: float = 0.3
-#: At most this many new terms enter the profile.
-ADAPT_MAX_NEW_TERMS: int = 50
+#: At most this many new (or boosted) terms enter the profile.
+ADAPT_MAX_NEW_TERMS: int = 200
 #: A candidate term must occur in at least this many confident pages before it may enter.
 ADAPT_MIN_PAGES: int = 3
+#: The added terms are recomputed every this many confident pages.
+ADAPT_UPDATE_EVERY: int = 5
+#: The best new term weighs this many times the mean original term's weight (the others in
+#: proportion to their rank score), before the share cap. A profile built from whole seed pages
+#: has thousands of terms: at 1 the added terms held ~1% of the weight and changed nothing; at
+#: 100 they fill the cap once a few dozen terms have entered.
+ADAPT_NEW_SCALE: float = 100.0
+#: Original terms may gain weight too (a word rare in the seeds but frequent in the confident
+#: pages); the gain counts as added weight under the cap.
+ADAPT_BOOST_ORIGINAL: bool = True
+#: Pages are judged against the adapted profile too (False: only anchors, contexts and blocks
+#: see it; measured: no change to the crawl's recall, the gain comes through the judge).
+ADAPT_JUDGE: bool = True
