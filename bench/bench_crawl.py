@@ -47,6 +47,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--strategy", default="")
     parser.add_argument("--topic", default="birds")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Scrapy setting for the topical crawl (repeatable), e.g. FOCUSCRAWL_LINK_LEARNER=0",
+    )
     args = parser.parse_args()
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     # the baseline runs outside the project: plain Scrapy defaults, no focuscrawl add-on
@@ -95,6 +102,8 @@ def main() -> None:
             ]
             if args.strategy:
                 topical_cmd += ["-a", f"strategy={args.strategy}"]
+            for setting in args.set:
+                topical_cmd += ["-s", setting]
             plain.append(run(plain_cmd, sp, plain_env, tmp))
             topical.append(run(topical_cmd, st, env, HERE.parent))
             print(

@@ -14,6 +14,11 @@ def test_link_features_are_anchor_url_and_host_words() -> None:
     assert feats == ["a:golden", "a:eagle", "u:wiki", "u:golden", "u:eagle", "h:w.test"]
 
 
+def test_url_path_words_split_on_every_non_alphanumeric_character() -> None:
+    feats = link_features("", "http://w.test/wiki/Côte_d'Ivoire-(état)/Ærø%20x", kinds="u")
+    assert feats == ["u:wiki", "u:côte", "u:ivoire", "u:état", "u:ærø"]
+
+
 def test_learner_abstains_until_it_has_seen_both_classes() -> None:
     learner = LinkLearner(min_examples=2)
     for _ in range(5):

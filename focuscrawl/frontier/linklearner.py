@@ -14,11 +14,14 @@ learning again).
 from __future__ import annotations
 
 import math
+import re
 from urllib.parse import urlsplit
 
 from focuscrawl.relevance.features import fast_tokens
 
 Features = list[str]
+
+_NOT_ALNUM = re.compile(r"[\W_]+")  # \W is "not str.isalnum() and not _"
 
 
 def link_features(anchor: str, url: str, context: str = "", kinds: str = "auh") -> Features:
@@ -28,7 +31,7 @@ def link_features(anchor: str, url: str, context: str = "", kinds: str = "auh") 
     if "u" in kinds or "h" in kinds:
         parts = urlsplit(url)
         if "u" in kinds:
-            path = "".join(c if c.isalnum() else " " for c in parts.path)
+            path = _NOT_ALNUM.sub(" ", parts.path)
             feats += [f"u:{w}" for w in fast_tokens(path)]
         if "h" in kinds and parts.hostname:
             feats.append(f"h:{parts.hostname}")

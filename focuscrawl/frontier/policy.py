@@ -93,7 +93,7 @@ class CrawlPolicy:
         self._votes: dict[int, float] = {}
         self.skipped: dict[str, int] = {}  # URL rejections by reason
         self._clean_cache: dict[str, tuple[str, str | None]] = {}
-        self._feat_cache: dict[tuple[str, str, str], list[str]] = {}
+        self._feat_cache: dict[tuple[str, ...], list[str]] = {}
 
     @property
     def strategy(self) -> str:
@@ -161,6 +161,7 @@ class CrawlPolicy:
         learner = self.learner
         learn_weight = p.learn if learner is not None and learner.ready else 0.0
         feat_cache = self._feat_cache
+        use_context = "c" in p.learn_features
         for link, score, child in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
@@ -183,13 +184,17 @@ class CrawlPolicy:
                 bonus = vote_bonus(total, p)
                 score += bonus * child.get("nb", 1.0) if p.vote_gated else bonus
             if learn_weight:
-                fkey = (link.anchor, target, link.context)
+                # (the context is part of the key only when it is a feature: otherwise the
+                # same anchor and URL under another context would miss the cache)
+                fkey = (link.anchor, target, link.context) if use_context else (link.anchor, target)
                 feats = feat_cache.get(fkey)
                 if feats is None:
                     # template and navigation links repeat on every page: featurise them once
                     if len(feat_cache) > 100_000:
                         feat_cache.clear()
-                    feats = feat_cache[fkey] = link_features(*fkey, p.learn_features)
+                    feats = feat_cache[fkey] = link_features(
+                        link.anchor, target, link.context if use_context else "", p.learn_features
+                    )
                 score += learn_weight * learner.lift(feats)  # type: ignore[union-attr]
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
