@@ -68,8 +68,11 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def workload(n: int, hosts: int, seed: int = 7) -> Iterator[tuple[str, float, dict[str, Any]]]:
-    """The topical spider's requests: URL, float score, its ``focuscrawl`` meta."""
+def workload(
+    n: int, hosts: int, seed: int = 7, anchors: bool = True
+) -> Iterator[tuple[str, float, dict[str, Any]]]:
+    """The topical spider's requests: URL, float score, its ``focuscrawl`` meta (with the link
+    learner on, the default, the meta carries the anchor's words, lower-cased: here 1-3)."""
     rng = random.Random(seed)
     words = ["birds", "nesting", "migration", "wetland", "species", "raptor", "owl", "finch"]
     for i in range(n):
@@ -80,6 +83,8 @@ def workload(n: int, hosts: int, seed: int = 7) -> Iterator[tuple[str, float, di
         score = round(rng.random(), 6)
         depth = rng.randrange(1, 8)
         meta = {"d": depth, "inh": round(rng.random(), 4), "tb": 0, "score": score, "par": parent}
+        if anchors:
+            meta["a"] = " ".join(rng.sample(words, rng.randint(1, 3)))  # as the policy stores it
         yield url, score, {"focuscrawl": meta, "depth": depth}
 
 
@@ -96,7 +101,7 @@ Prepared = list[tuple[str, str, bytes, bytes]]  # host, repr(score), entry, fing
 
 
 def bench_scrapy_redis(
-    queue_server: Server, seen_server: Server, n: int, hosts: int
+    queue_server: Server, seen_server: Server, n: int, hosts: int, anchors: bool = True
 ) -> tuple[float, float, Prepared]:
     """scrapy-redis's queue and dupefilter, filled in one pass over the workload (one server
     each, so one ``Request`` per URL serves both), and our entries prepared from the same
@@ -118,7 +123,7 @@ def bench_scrapy_redis(
     pipe_q = queue_server.client.pipeline(transaction=False)
     pipe_s = seen_server.client.pipeline(transaction=False)
     prepared: Prepared = []
-    for k, (url, score, meta) in enumerate(workload(n, hosts), 1):
+    for k, (url, score, meta) in enumerate(workload(n, hosts, anchors=anchors), 1):
         request = Request(url, errback=spider.errback, meta=meta, priority=int(score * 1000))
         # what PriorityQueue.push does, batched: ZADD key -priority pickled-request
         pipe_q.zadd(queue.key, {queue._encode_request(request): -request.priority})
@@ -195,12 +200,20 @@ def main() -> None:
     parser.add_argument(
         "--no-bloom", dest="bloom", action="store_false", help="skip the Bloom-filter run"
     )
+    parser.add_argument(
+        "--no-anchors",
+        dest="anchors",
+        action="store_false",
+        help="requests without the anchor text the link learner adds to their meta",
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     server, other = Server(), Server()
     try:
         t0 = time.perf_counter()
-        their_q, their_s, prepared = bench_scrapy_redis(server, other, args.urls, args.hosts)
+        their_q, their_s, prepared = bench_scrapy_redis(
+            server, other, args.urls, args.hosts, args.anchors
+        )
         other.stop()
         t1 = time.perf_counter()
         our_q, our_s = bench_focuscrawl(server, prepared, 0.0)

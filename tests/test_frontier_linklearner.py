@@ -55,10 +55,15 @@ def _page(url: str, text: str, links: list[tuple[str, str]]) -> Page:
 def test_policy_learns_from_fetched_children_and_lifts_similar_anchors() -> None:
     params = SharkParams(learn=1.0, learn_every=1)
     policy = CrawlPolicy(KeywordModel(), "sharksearch", params, auto_threshold=0.5)
-    seed = _page("http://a.test/s", "bird bird", [("http://a.test/o1", "owl one")])
+    seed = _page("http://a.test/s", "bird bird", [("http://a.test/o1", "The Barn-Owl, of 1902")])
     judgement = policy.judge(seed, {"seed": 1})
     (child,) = [c for _, _, c in policy.links(seed, seed.url, {"seed": 1}, judgement)]
-    assert child["a"] == "owl one"  # the anchor travels with the child for the learner
+    # the anchor's words the learner uses travel with the child (lower-cased, no stop words,
+    # no numbers: fewer bytes per queued request), and give the raw anchor's features
+    assert child["a"] == "barn-owl"
+    assert link_features(child["a"], "http://x/") == link_features(
+        "The Barn-Owl, of 1902", "http://x/"
+    )
     # owl links led to relevant pages, town links to irrelevant ones
     for i in range(6):
         policy.judge(_page(f"http://a.test/o{i}", "bird bird", []), {"par": "s", "a": "owl"})

@@ -15,6 +15,7 @@ from focuscrawl.frontier.linkmemory import LinkMemory
 from focuscrawl.frontier.scoring import LinkScorer, ParentState, SharkParams, vote_bonus
 from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.relevance.base import PageScorer
+from focuscrawl.relevance.features import fast_tokens
 
 LEARN_CONTEXT_CHARS = 160  # of the link context carried in the request for the link learner
 CALIBRATE_BINS = 80  # histogram of relevance / seed mean over 0..2
@@ -94,6 +95,7 @@ class CrawlPolicy:
         self.skipped: dict[str, int] = {}  # URL rejections by reason
         self._clean_cache: dict[str, tuple[str, str | None]] = {}
         self._feat_cache: dict[tuple[str, ...], list[str]] = {}
+        self._anchor_words: dict[str, str] = {}
 
     @property
     def strategy(self) -> str:
@@ -161,6 +163,7 @@ class CrawlPolicy:
         learner = self.learner
         learn_weight = p.learn if learner is not None and learner.ready else 0.0
         feat_cache = self._feat_cache
+        anchor_words = self._anchor_words
         use_context = "c" in p.learn_features
         for link, score, child in self.scorer.score(page, parent):
             if link.nofollow:
@@ -200,7 +203,16 @@ class CrawlPolicy:
                 continue  # queued or fetched already with a score at least as good
             child.pop("nb", None)
             if learner is not None:
-                child["a"] = link.anchor[:80]  # the learner's example when the child is fetched
+                # the learner's example when the child is fetched: only the anchor words it
+                # uses (lower-cased, no stop words; the same features as the raw anchor), so
+                # that each queued request carries as few bytes as it can
+                words = anchor_words.get(link.anchor)
+                if words is None:
+                    if len(anchor_words) > 100_000:
+                        anchor_words.clear()
+                    words = anchor_words[link.anchor] = " ".join(fast_tokens(link.anchor[:80]))
+                if words:
+                    child["a"] = words
                 if "c" in p.learn_features and link.context:
                     child["c"] = link.context[:LEARN_CONTEXT_CHARS]
             child["par"] = url
