@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.frontier.linklearner import LinkLearner, link_features
 from focuscrawl.frontier.policy import CrawlPolicy, otsu
 from focuscrawl.frontier.scoring import SharkParams
+from focuscrawl.relevance.features import fast_tokens
 from tests.test_frontier_policy import KeywordModel
 
 
@@ -17,6 +20,25 @@ def test_link_features_are_anchor_url_and_host_words() -> None:
 def test_url_path_words_split_on_every_non_alphanumeric_character() -> None:
     feats = link_features("", "http://w.test/wiki/Côte_d'Ivoire-(état)/Ærø%20x", kinds="u")
     assert feats == ["u:wiki", "u:côte", "u:ivoire", "u:état", "u:ærø"]
+
+
+def test_url_path_split_equals_splitting_on_every_non_alphanumeric_character() -> None:
+    rng = random.Random(0)
+    chars = [chr(i) for i in range(32, 0x3000) if chr(i).isprintable() and chr(i) not in "?#"]
+    for _ in range(3000):
+        path = "/" + "".join(rng.choice(chars) for _ in range(rng.randint(0, 30)))
+        words = "".join(c if c.isalnum() else " " for c in path)  # the definition
+        expected = [f"u:{w}" for w in fast_tokens(words)]
+        assert link_features("", "http://w.test" + path, kinds="u") == expected, path
+
+
+def test_stored_anchor_words_give_the_raw_anchors_features() -> None:
+    rng = random.Random(1)
+    pieces = list("abcdeé XYZ,.;:'-()0123456789\u2019\u201c") + [" the ", " of ", "A "]
+    for _ in range(3000):
+        anchor = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 100)))
+        stored = " ".join(fast_tokens(anchor[:80]))  # what CrawlPolicy.links queues
+        assert link_features(stored, "http://h/x") == link_features(anchor[:80], "http://h/x")
 
 
 def test_learner_abstains_until_it_has_seen_both_classes() -> None:

@@ -144,12 +144,19 @@ def test_prior_matched_threshold_keeps_the_first_rounds_positive_rate(matrices):
     assert (pred == truth).mean() >= 0.9
 
 
-def test_pu_training_keeps_every_round_and_roc_svm_choice():
+@pytest.fixture(scope="module")
+def birds_pu():
+    """10 bird pages as positives, the other 15 bird pages and every other topic unlabelled,
+    and the PU model trained from them with the defaults."""
     pages = web(n_per_topic=25, seed=7)
     _, pos, _ = pages_to_terms(pages["birds"][:10], "positive")
     unl_pages = pages["birds"][10:] + [p for t, ps in pages.items() if t != "birds" for p in ps]
     _, unl, _ = pages_to_terms(unl_pages, "unlabelled")
-    model = train_pu(pos, unl, ["birds"])
+    return pos, unl, train_pu(pos, unl, ["birds"])
+
+
+def test_pu_training_keeps_every_round_and_roc_svm_choice(birds_pu):
+    _, unl, model = birds_pu
     report = model.report_
     assert report.trial_rounds and 1 <= report.n_keep <= len(report.rounds)
     assert len(model.info["held_back_recall"]) == len(report.trial_rounds)
@@ -178,12 +185,8 @@ def test_self_training_learns_the_topic_from_a_noisy_ranking_of_the_unlabelled_p
     assert self_train(few, U, start, truth.mean(), rounds=0) is None
 
 
-def test_pu_ensemble_self_trains_by_default_and_keeps_the_first_rounds_positive_rate():
-    pages = web(n_per_topic=25, seed=7)
-    _, pos, _ = pages_to_terms(pages["birds"][:10], "positive")
-    unl_pages = pages["birds"][10:] + [p for t, ps in pages.items() if t != "birds" for p in ps]
-    _, unl, _ = pages_to_terms(unl_pages, "unlabelled")
-    model = train_pu(pos, unl, ["birds"])
+def test_pu_ensemble_self_trains_by_default_and_keeps_the_first_rounds_positive_rate(birds_pu):
+    pos, unl, model = birds_pu
     report = model.report_
     assert model.info["self_training"] == rules.SELF_TRAIN_ROUNDS > 0
     assert report.before_self_training is not None
