@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -223,9 +224,15 @@ def test_vectorised_ranking_equals_the_plain_sort_of_the_candidates():
     model = AdaptiveCosineModel(
         ["bird feather"], min_relevance=0.0, min_ratio=0.0, min_pages=2, max_new_terms=15
     )
+    expected: Counter[str] = Counter()  # counted here independently of the model's store
     for page in pages["birds"] + pages["football"][:5]:
+        before = model.confident_pages
         model.observe(page, 1.0)
         n = model.confident_pages
+        if n > before:
+            terms = set(model.main_terms(page))
+            expected.update(terms if model.boost_original else terms - model.original.keys())
+        assert model.candidate_pages == dict(expected)
         plain = sorted(
             (
                 (c / n * model.dfs.idf(t), t)

@@ -19,7 +19,6 @@ their measurement: :mod:`focuscrawl.relevance.rules`, docs/relevance.md.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 
 import numpy as np
@@ -66,9 +65,9 @@ class AdaptiveCosineModel(CosineModel):
         self._original_cache: tuple | None = None  # the original profile's weighted cache
         self._judging = False
         self.confident_pages = 0
-        self.candidate_pages: Counter[str] = Counter()
-        self._counts = np.zeros(0)  # candidate_pages by the term index of _counts_dfs
-        self._counts_dfs: object = None
+        # confident pages per candidate term, by the term index of ``self.dfs`` (one store:
+        # the vectorised ranking reads it as is)
+        self._counts = np.zeros(0)
         self.added: dict[str, float] = {}
 
     def add_text(self, text: str) -> None:
@@ -121,16 +120,13 @@ class AdaptiveCosineModel(CosineModel):
         if self.guard and len(distinct & self.original.keys()) < self.min_original_terms:
             return
         self.confident_pages += 1
-        candidates = self.candidate_pages
         new = distinct if self.boost_original else distinct - self.original.keys()
-        counts = self._candidate_counts()  # (before the update: a rebuild counts it)
-        candidates.update(new)
         intern = self.dfs._intern
         index = np.fromiter((intern(t) for t in new), np.int64, len(new))
+        counts = self._counts
         if len(index) and index.max() >= len(counts):
-            counts = self._counts = np.concatenate(
-                [counts, np.zeros(max(len(self.dfs.terms), 2 * len(counts)) - len(counts))]
-            )
+            size = max(1024, len(self.dfs.terms), 2 * len(counts))
+            counts = self._counts = np.concatenate([counts, np.zeros(size - len(counts))])
         counts[index] += 1
         if self.confident_pages % self.update_every == 0:
             self.refresh()
@@ -158,26 +154,18 @@ class AdaptiveCosineModel(CosineModel):
         self.profile = profile
         self._profile_cache = None
 
-    def _candidate_counts(self) -> np.ndarray:
-        """``candidate_pages`` as an array by the term index of ``dfs`` (rebuilt when the
-        document frequencies are replaced)."""
-        if self._counts_dfs is not self.dfs:
-            dfs = self._counts_dfs = self.dfs
-            counts = np.zeros(max(1024, len(dfs.terms)))
-            for term, count in self.candidate_pages.items():
-                i = dfs._intern(term)
-                if i >= len(counts):
-                    counts = np.concatenate([counts, np.zeros(max(i + 1, len(counts)))])
-                counts[i] = count
-            self._counts = counts
-        return self._counts
+    @property
+    def candidate_pages(self) -> dict[str, int]:
+        """How many confident pages each candidate term was seen on (a view of the counts)."""
+        terms, counts = self.dfs.terms, self._counts
+        return {terms[i]: int(counts[i]) for i in np.flatnonzero(counts)}
 
     def _ranked(self) -> list[tuple[float, str]]:
         """The best ``max_new_terms`` candidates seen on ``min_pages`` confident pages, as
         ``(confident-page share × IDF, term)``, best first (ties: by term, descending).
         Vectorised: a long crawl has tens of thousands of such terms, and a refresh runs on the
         crawl thread (a Python sort over them took ~50 ms a refresh on British_History)."""
-        counts = self._candidate_counts()
+        counts = self._counts
         index = np.flatnonzero(counts >= max(1, self.min_pages))
         k = min(self.max_new_terms, len(index))
         if k <= 0:
