@@ -16,7 +16,12 @@ calibration (``FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION``); ``adapt=1|0`` the adapt
 relevance value, which the link scores use, stays the model's); ``order=oracle`` — the
 frontier URL that is a target goes first (ties by discovery order), the others by the
 strategy's score; ``order=lookahead`` — as ``oracle``, and among non-targets the one linking to
-the most targets goes first (static link counts from the corpus). Without ``--configs``: the five strategies with the
+the most targets goes first (static link counts from the corpus); ``order=linkcv`` — the
+*supervised link ceiling*: a logistic regression over the link learner's features (anchor, URL,
+context words, host) and the link's block, trained with every label of the category on the links
+of all corpus articles, cross-validated by target article (5 folds), orders the frontier
+(``cvw=W``: adds ``W`` × its probability to the strategy's score instead; ``order=linkcvp`` also
+gives it the linking page's true label). Without ``--configs``: the five strategies with the
 defaults (the table in docs/strategies.md). Rendered and partitioned pages and token lists are
 cached per worker process, so a sweep costs mainly scoring.
 
@@ -81,7 +86,7 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
         key, _, value = item.partition("=")
         if key in ADAPT_KEYS:
             overrides[key] = ADAPT_KEYS[key][1](value)
-        elif key == "auto":
+        elif key in ("auto", "cvw"):
             overrides[key] = float(value)
         elif key == "calib" and value in ("otsu", "none"):
             overrides[key] = "" if value == "none" else value
@@ -89,7 +94,7 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
             key == "judge"
             and value in ("model", "label")
             or key == "order"
-            and value in ("strategy", "oracle", "lookahead")
+            and value in ("strategy", "oracle", "lookahead", "linkcv", "linkcvp")
         ):
             overrides[key] = value
         elif key in fields:
@@ -138,11 +143,12 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
     calib = overrides.pop("calib", defaults.DEFAULTS["FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION"])
     judge = overrides.pop("judge", "model")
     order = overrides.pop("order", "strategy")
+    cvw = overrides.pop("cvw", 0.0)
     adapt_args = {ADAPT_KEYS[k][0]: overrides.pop(k) for k in list(overrides) if k in ADAPT_KEYS}
     adapt = adapt_args.pop("", defaults.DEFAULTS["FOCUSCRAWL_ADAPT_TOPIC"])
     params = SharkParams(**overrides)
     pages = _state["pages"]
-    cls = _ceiling_policy(judge, order)
+    cls = _ceiling_policy(judge, order, cvw)
 
     def make_policy(tp: Any) -> CrawlPolicy:
         # as load_model builds the crawl's model (the Wikispeedia topics have no example files)
@@ -153,6 +159,8 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
         if cls is not CrawlPolicy:
             policy.labels = tp.labels  # type: ignore[attr-defined]
             policy.children = _target_children(topic_name, tp)  # type: ignore[attr-defined]
+            if order.startswith("linkcv"):
+                policy.link_probs = _link_cv(topic_name, tp, order == "linkcvp")  # type: ignore[attr-defined]
         return policy
 
     start = time.perf_counter()
@@ -180,7 +188,78 @@ def _target_children(topic_name: str, topic: Any) -> dict[str, int]:
     return cache[topic_name]
 
 
-def _ceiling_policy(judge: str, order: str) -> type:
+LINK_CV_FOLDS = 5
+
+
+def _link_cv(topic_name: str, topic: Any, parent_label: bool) -> dict[tuple[str, str], float]:
+    """The supervised link ceiling: for every link of every article of the corpus, the
+    probability that it leads to a category member, from a logistic regression trained with the
+    category's labels on the links to the *other* folds' articles (5 folds by target article,
+    so that no link is scored by a model that saw its own target's label). Features: the link
+    learner's (anchor, URL path and context words, host), the enclosing block's kind and noise
+    flag, and with ``parent_label`` whether the linking page is itself a member (what a
+    perfect judge would know of the parent)."""
+    key = ("linkcv", topic_name, parent_label)
+    if key in _state:
+        return _state[key]
+    import zlib
+
+    import numpy as np
+    from sklearn.feature_extraction import FeatureHasher
+    from sklearn.linear_model import LogisticRegression
+
+    from focuscrawl.evaluation import simulate as sim
+    from focuscrawl.evaluation.metrics import normalize_url
+    from focuscrawl.frontier.linklearner import link_features
+
+    corpus, site = _state["corpus"], _state["site"]
+    members = topic.labels.relevant
+    rows: list[list[str]] = []
+    pairs: list[tuple[str, str]] = []
+    ys: list[int] = []
+    folds: list[int] = []
+    for name in corpus.titles:
+        src = site.url_for(name)
+        parts = urlsplit(src)
+        res = site.get(parts.hostname or "", parts.path)
+        if res is None:
+            continue
+        page = sim.partition(res.body, src)
+        src_key = normalize_url(src)
+        src_member = src_key in members
+        for link in page.links:
+            dst = normalize_url(link.url)
+            feats = link_features(link.anchor, link.url, link.context, "auhc")
+            feats += [f"k:{link.block_kind}", f"n:{int(link.noise)}"]
+            if parent_label:
+                feats.append(f"p:{int(src_member)}")
+            rows.append(feats)
+            pairs.append((src_key, dst))
+            ys.append(int(dst in members))
+            folds.append(zlib.crc32(dst.encode()) % LINK_CV_FOLDS)
+    x = FeatureHasher(2**20, input_type="string", alternate_sign=False).transform(rows)
+    y = np.array(ys)
+    fold = np.array(folds)
+    probs = np.zeros(len(ys))
+    for k in range(LINK_CV_FOLDS):
+        test = fold == k
+        clf = LogisticRegression(C=1.0, solver="liblinear", max_iter=200)
+        clf.fit(x[~test], y[~test])
+        probs[test] = clf.predict_proba(x[test])[:, 1]
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    print(
+        f"{topic_name}: link classifier (parent label {parent_label}) over {len(ys)} links, "
+        f"{int(y.sum())} to members: held-out AUC {roc_auc_score(y, probs):.3f}, "
+        f"average precision {average_precision_score(y, probs):.3f}",
+        file=sys.stderr,
+    )
+    out = {pr: float(p) for pr, p in zip(pairs, probs, strict=True)}
+    _state[key] = out
+    return out
+
+
+def _ceiling_policy(judge: str, order: str, cvw: float = 0.0) -> type:
     """A :class:`CrawlPolicy` that cheats with the true labels (the ceilings), or the policy."""
     from focuscrawl.evaluation.metrics import normalize_url
     from focuscrawl.frontier.policy import CrawlPolicy, Judgement
@@ -191,6 +270,7 @@ def _ceiling_policy(judge: str, order: str) -> type:
     class Ceiling(CrawlPolicy):
         labels: Any
         children: dict[str, int]
+        link_probs: dict[tuple[str, str], float]
 
         def judge(self, page: Any, state: dict[str, Any]) -> Judgement:
             j = super().judge(page, state)
@@ -200,7 +280,12 @@ def _ceiling_policy(judge: str, order: str) -> type:
 
         def links(self, page: Any, url: str, state: dict[str, Any], judgement: Judgement) -> Any:
             for target, score, child in super().links(page, url, state, judgement):
-                if order != "strategy":
+                if order.startswith("linkcv"):
+                    # the supervised link classifier's probability orders the frontier; the
+                    # strategy's score (< 10) only breaks ties
+                    p = self.link_probs.get((normalize_url(url), normalize_url(target)), 0.0)
+                    score = (cvw or 1000.0) * p + score
+                elif order != "strategy":
                     key = normalize_url(target)
                     if key in self.labels.targets:
                         score = ORACLE_SCORE
