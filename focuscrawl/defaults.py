@@ -144,6 +144,16 @@ _add(
     "The link classifier's features: `a` anchor words, `u` URL path words, `h` host, `c` link-context words (carried in the request).",
 )
 _add(
+    "FOCUSCRAWL_LINK_WORDS",
+    0.75,
+    'Body-word model (Shark-Search strategies): which words occur in more of the fetched relevant pages than of the irrelevant ones (document presence, naive Bayes log-odds), applied to a link\'s anchor and URL path words; its probability minus the prior, times this weight, is added to the link score. Lifts anchors that are names ("Bald Eagle") without a topic word. 0: off.',
+)
+_add(
+    "FOCUSCRAWL_LINK_WORDS_TOP",
+    200,
+    "The body-word model learns only each page's this many most frequent words (what it is about, not every name it mentions once); 0: all its distinct words.",
+)
+_add(
     "FOCUSCRAWL_SHARK_BLOCK_MIX",
     0.5,
     "`sharksearch-blocks*`: share of the enclosing link block's relevance in a link's context score.",

@@ -14,6 +14,7 @@ from focuscrawl.frontier.linklearner import LinkLearner, link_features
 from focuscrawl.frontier.linkmemory import LinkMemory
 from focuscrawl.frontier.scoring import LinkScorer, ParentState, SharkParams, vote_bonus
 from focuscrawl.frontier.urls import TrapLimits, clean_url
+from focuscrawl.frontier.wordmodel import BodyWordModel, link_words
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.features import fast_tokens
 
@@ -88,6 +89,19 @@ class CrawlPolicy:
             if p.learn > 0 and strategy.startswith("shark")
             else None
         )
+        # the body-word model: which words mark the relevant pages' text, applied to anchors
+        # (on Wikispeedia an anchor is a name that recurs in page text, rarely as an anchor)
+        self.words: BodyWordModel | None = (
+            BodyWordModel(
+                m=p.words_m,
+                clip=p.words_clip,
+                every=p.learn_every,
+                max_words=p.words_top,
+            )
+            if p.words > 0 and strategy.startswith("shark")
+            else None
+        )
+        self._word_cache: dict[tuple[str, str], tuple[str, ...]] = {}
         self.limits = limits or TrapLimits()
         self.memory = LinkMemory()
         # in-link votes: the summed (scaled) relevance of the relevant pages that link to a URL
@@ -116,6 +130,7 @@ class CrawlPolicy:
             self.scorer.reference = mean if mean > 0 else None
             if self.auto_threshold > 0:
                 self.set_threshold(self.auto_threshold * mean)
+                self._learn_words(page, True)
                 return Judgement(relevance, True)
         if self.calibrate and self._seed_mean > 0 and self.auto_threshold > 0:
             self._observe(relevance / self._seed_mean)
@@ -124,7 +139,18 @@ class CrawlPolicy:
             kinds = self.scorer.p.learn_features
             feats = link_features(state.get("a", ""), page.url, state.get("c", ""), kinds)
             self.learner.learn(feats, relevant)
+        self._learn_words(page, relevant)
         return Judgement(relevance, relevant)
+
+    def _learn_words(self, page: Page, relevant: bool) -> None:
+        if self.words is not None:
+            top = self.words.max_words
+            # the cosine model's terms of the page it has just scored: no second tokenisation
+            top_terms = getattr(self.model, "top_terms", None) if top > 0 else None
+            words = top_terms(page, top) if top_terms is not None else None
+            if words is None:
+                words = fast_tokens(f"{page.title}\n{page.main_text}")
+            self.words.learn(words, relevant)
 
     def _observe(self, scaled: float) -> None:
         hist = self._hist
@@ -165,6 +191,9 @@ class CrawlPolicy:
         feat_cache = self._feat_cache
         anchor_words = self._anchor_words
         use_context = "c" in p.learn_features
+        words_model = self.words
+        words_weight = p.words if words_model is not None and words_model.ready else 0.0
+        word_cache = self._word_cache
         for link, score, child in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
@@ -199,6 +228,14 @@ class CrawlPolicy:
                         link.anchor, target, link.context if use_context else "", p.learn_features
                     )
                 score += learn_weight * learner.lift(feats)  # type: ignore[union-attr]
+            if words_weight:
+                wkey = (link.anchor, target)
+                ws = word_cache.get(wkey)
+                if ws is None:
+                    if len(word_cache) > 100_000:
+                        word_cache.clear()
+                    ws = word_cache[wkey] = link_words(link.anchor, target)
+                score += words_weight * words_model.lift(ws)  # type: ignore[union-attr]
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
             child.pop("nb", None)

@@ -43,6 +43,13 @@ class SharkParams:
     learn_every: int = 25  # pages between refits of the learner's weights
     # the learner's features: a anchor words, u URL path words, h host, c link-context words
     learn_features: str = "auh"
+    # > 0: weight of the body-word model's lift (focuscrawl.frontier.wordmodel: the words that
+    # the text of the fetched relevant pages holds more often than that of the irrelevant
+    # ones), applied to a link's anchor and URL path words and added to its score; 0: off
+    words: float = 0.75
+    words_top: int = 200  # > 0: a page teaches only its most frequent words; 0: all of them
+    words_m: float = 2.0  # strength of the model's prior, in pages
+    words_clip: float = 4.0  # bound of a link's summed word evidence (log-odds)
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:

@@ -334,6 +334,21 @@ class CosineModel:
         all_terms = self.dfs.terms
         return [all_terms[i] for i in terms.index[terms.main].tolist()]
 
+    def top_terms(self, page: Page, n: int) -> list[str] | None:
+        """The page's ``n`` most frequent terms (title words ×``TITLE_WEIGHT``; ties to the rarer
+        term in the crawl's documents), from the terms
+        ``score_page`` already found (no second tokenisation); ``None`` on the pure path."""
+        terms = self._page_terms(page)
+        if terms is None:
+            return None
+        index, counts = terms.index, terms.counts
+        if len(index) > n:
+            # ties (most of a page's terms occur once or twice) go to the terms in fewer
+            # documents of the crawl: the page's own words, not the common ones
+            index = index[np.lexsort((self.dfs._df[index], -counts))[:n]]
+        all_terms = self.dfs.terms
+        return [all_terms[i] for i in index.tolist()]
+
     def observe(self, page: Page, relevance: float) -> None:
         if self.learn_idf:
             terms = self._page_terms(page)

@@ -92,6 +92,8 @@ class TopicalSpider(Spider):
                 learn=s.getfloat("FOCUSCRAWL_LINK_LEARNER"),
                 learn_every=s.getint("FOCUSCRAWL_LINK_LEARNER_EVERY"),
                 learn_features=s.get("FOCUSCRAWL_LINK_LEARNER_FEATURES"),
+                words=s.getfloat("FOCUSCRAWL_LINK_WORDS"),
+                words_top=s.getint("FOCUSCRAWL_LINK_WORDS_TOP"),
             ),
             TrapLimits(
                 max_length=s.getint("FOCUSCRAWL_MAX_URL_LENGTH"),
