@@ -115,3 +115,28 @@ def test_a_full_vocabulary_forgets_the_words_of_one_page() -> None:
         model.learn(["owl", f"name{i}"], i % 2 == 0)
     assert "owl" in model.counts
     assert len(model.counts) <= 11
+
+
+def test_memoised_lift_is_the_lift_until_the_next_refresh() -> None:
+    model = BodyWordModel(every=4, min_examples=1)
+    model.learn(["eagle", "nest"], True)
+    model.learn(["city"], False)
+    words = ("bald", "eagle", "owl")
+    assert model.lift_of(words) == model.lift(words) > 0.0
+    before = model.lift_of(words)  # "bald" and "owl" unknown: looked up again next time
+    model.learn(["owl", "eagle"], True)  # "owl" becomes known, on a relevant page
+    assert model.lift_of(words) == model.lift(words) > before
+    known = ("eagle", "owl")
+    cached = model.lift_of(known)
+    model.learn(["owl", "eagle"], True)
+    model.learn(["city", "owl"], False)  # no refresh yet: known words keep their evidence
+    assert model.lift_of(known) == model.lift(known) == cached
+    model.learn(["city"], False)  # the 4th page since the last refresh refreshes
+    assert model.lift_of(known) == model.lift(known) != cached
+
+
+def test_chosen_words_are_taken_as_they_are() -> None:
+    chosen, sorted_ = BodyWordModel(max_words=2), BodyWordModel(max_words=2)
+    chosen.learn(["owl", "nest"], True, chosen=True)
+    sorted_.learn(["owl", "owl", "nest", "nest", "tree"], True)
+    assert chosen.counts == sorted_.counts == {"owl": [0, 1], "nest": [0, 1]}

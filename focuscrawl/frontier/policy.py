@@ -148,9 +148,10 @@ class CrawlPolicy:
             # the cosine model's terms of the page it has just scored: no second tokenisation
             top_terms = getattr(self.model, "top_terms", None) if top > 0 else None
             words = top_terms(page, top) if top_terms is not None else None
-            if words is None:
-                words = fast_tokens(f"{page.title}\n{page.main_text}")
-            self.words.learn(words, relevant)
+            if words is not None:
+                self.words.learn(words, relevant, chosen=True)
+            else:
+                self.words.learn(fast_tokens(f"{page.title}\n{page.main_text}"), relevant)
 
     def _observe(self, scaled: float) -> None:
         hist = self._hist
@@ -235,7 +236,7 @@ class CrawlPolicy:
                     if len(word_cache) > 100_000:
                         word_cache.clear()
                     ws = word_cache[wkey] = link_words(link.anchor, target)
-                score += words_weight * words_model.lift(ws)  # type: ignore[union-attr]
+                score += words_weight * words_model.lift_of(ws)  # type: ignore[union-attr]
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
             child.pop("nb", None)

@@ -54,14 +54,19 @@ class BodyWordModel:
         self.prior = 0.0
         self._logit_prior = 0.0
         self._evidence: dict[str, float] = {}  # per word, since the last refresh
+        self._lifts: dict[tuple[str, ...], float] = {}  # per link's words, since the last refresh
         self._since = 0
         self.ready = False
 
-    def learn(self, words: Iterable[str], relevant: bool) -> None:
-        """One fetched page: its words (repeats are counted once) and its judgement."""
+    def learn(self, words: Iterable[str], relevant: bool, chosen: bool = False) -> None:
+        """One fetched page: its words (repeats are counted once) and its judgement.
+        ``chosen``: ``words`` are already the page's distinct top words (the cosine model's
+        :meth:`~focuscrawl.relevance.cosine.CosineModel.top_terms`): taken as they are."""
         c = 1 if relevant else 0
         self.docs[c] += 1
-        if self.max_words > 0:
+        if chosen:
+            distinct = words
+        elif self.max_words > 0:
             freq: dict[str, int] = {}
             for w in words:
                 freq[w] = freq.get(w, 0) + 1
@@ -94,12 +99,15 @@ class BodyWordModel:
         self.prior = n1 / (n0 + n1)
         self._logit_prior = math.log(n1 / n0)
         self._evidence = {}
+        self._lifts = {}
         self.ready = True
 
     def evidence(self, word: str) -> float:
         """logit P(relevant | a page contains ``word``) − logit π (0 for an unknown word)."""
         e = self._evidence.get(word)
         if e is None:
+            # a known word's, as of its first look-up since the last refresh; an unknown word
+            # is looked up again (it may be learned before the next refresh)
             pair = self.counts.get(word)
             if pair is None:
                 return 0.0
@@ -121,6 +129,20 @@ class BodyWordModel:
         z = self._logit_prior + max(-self.clip, min(self.clip, z))
         p = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
         return p - self.prior
+
+    def lift_of(self, words: tuple[str, ...]) -> float:
+        """:meth:`lift`, memoised per link's words until the next refresh when all of them are
+        known (navigation and template links repeat on every page of a host); the same value."""
+        lifts = self._lifts
+        v = lifts.get(words)
+        if v is None:
+            v = self.lift(words)
+            evidence = self._evidence
+            if all(w in evidence for w in words):  # (a link with an unknown word: not kept)
+                if len(lifts) > 100_000:
+                    lifts.clear()
+                lifts[words] = v
+        return v
 
 
 def link_words(anchor: str, url: str) -> tuple[str, ...]:
