@@ -47,6 +47,11 @@ SCRAPY_DEFAULTS: dict[str, Any] = {
     "TELNETCONSOLE_ENABLED": False,
     "REMOTE_CONTROL_ENABLED": False,
     "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+    # a page's callback yields one item and its links; Scrapy (2.13+, asyncio) starts this many
+    # worker tasks for every response's output: 100 by default, ~100 tasks a page (~6 % of a
+    # crawl's CPU in cProfile); 16 still overlaps the pipelines' I/O (bench_crawl: topical
+    # 185 -> 200 pages/s in the same session)
+    "CONCURRENT_ITEMS": 16,
 }
 
 
