@@ -24,6 +24,11 @@ Features = list[str]
 _NOT_ALNUM = re.compile(r"[\W_]+")  # \W is "not str.isalnum() and not _"
 
 
+def path_words(path: str) -> list[str]:
+    """The words of a URL path, split at every character that is not a letter or a digit."""
+    return fast_tokens(_NOT_ALNUM.sub(" ", path))
+
+
 def link_features(anchor: str, url: str, context: str = "", kinds: str = "auh") -> Features:
     """The anchor's words (``a:``), the URL path's words (``u:``), the host (``h:``) and the
     link context's words (``c:``), as many of them as ``kinds`` names."""
@@ -31,8 +36,7 @@ def link_features(anchor: str, url: str, context: str = "", kinds: str = "auh") 
     if "u" in kinds or "h" in kinds:
         parts = urlsplit(url)
         if "u" in kinds:
-            path = _NOT_ALNUM.sub(" ", parts.path)
-            feats += [f"u:{w}" for w in fast_tokens(path)]
+            feats += [f"u:{w}" for w in path_words(parts.path)]
         if "h" in kinds and parts.hostname:
             feats.append(f"h:{parts.hostname}")
     if "c" in kinds and context:

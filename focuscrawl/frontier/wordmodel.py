@@ -18,13 +18,11 @@ anything. Pure functions and dicts, no Scrapy import.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from focuscrawl.frontier.linklearner import path_words
 from focuscrawl.relevance.features import fast_tokens
-
-_NOT_ALNUM = re.compile(r"[\W_]+")  # as the link learner splits a URL path
 
 
 class BodyWordModel:
@@ -147,5 +145,5 @@ class BodyWordModel:
 
 def link_words(anchor: str, url: str) -> tuple[str, ...]:
     """The distinct words of a link's anchor and URL path, in order."""
-    words = fast_tokens(anchor) + fast_tokens(_NOT_ALNUM.sub(" ", urlsplit(url).path))
+    words = fast_tokens(anchor) + path_words(urlsplit(url).path)
     return tuple(dict.fromkeys(words))
