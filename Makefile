@@ -19,9 +19,11 @@ demo: $(STAMP)
 	$(BIN)/focuscrawl demo
 
 test: $(STAMP)
+	scripts/setup-system
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
+	scripts/setup-system
 	$(BIN)/python -m pytest -q -x -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
