@@ -70,16 +70,16 @@ _sheet = st.lists(
 @settings(max_examples=400, deadline=None)
 @given(_sheet, _names)
 def test_shown_names_in_one_pass_is_shown_per_name(text: str, names: set[str]) -> None:
-    from focuscrawl.blocks.css import _shown, _shown_names
+    from focuscrawl.blocks.sheet import shown, shown_names
 
-    assert _shown_names(text, names) == {n for n in names if _shown(text, n)}
+    assert shown_names(text, names) == {n for n in names if shown(text, n)}
 
 
 def test_shown_names_stops_at_the_same_occurrence_as_shown() -> None:
-    from focuscrawl.blocks.css import _MAX_OCCURRENCES, _shown, _shown_names
+    from focuscrawl.blocks.sheet import MAX_OCCURRENCES, shown, shown_names
 
-    late = ".x-y{}" * (_MAX_OCCURRENCES - 1) + ".x {display:block}"  # the 50th .x shows it
-    later = ".x-y{}" * _MAX_OCCURRENCES + ".x {display:block}"  # past the 50 looked at
+    late = ".x-y{}" * (MAX_OCCURRENCES - 1) + ".x {display:block}"  # the 50th .x shows it
+    later = ".x-y{}" * MAX_OCCURRENCES + ".x {display:block}"  # past the 50 looked at
     for text in (late, later):
-        assert _shown_names(text, {".x", ".x-y"}) == {n for n in (".x", ".x-y") if _shown(text, n)}
-    assert _shown(late, ".x") and not _shown(later, ".x")
+        assert shown_names(text, {".x", ".x-y"}) == {n for n in (".x", ".x-y") if shown(text, n)}
+    assert shown(late, ".x") and not shown(later, ".x")

@@ -21,10 +21,19 @@ from focuscrawl.blocks import partition
 BASELINE = Path(__file__).with_name("eval_baseline.json")
 
 
-def _measure(root: Path, corpus: str) -> float:
+def _measure(root: Path, corpus: str) -> tuple[float, dict[str, float]]:
+    """Macro F1 over the corpus and, where the corpus has page types (wcxb-dev), per type."""
     cases = list(ev.CORPORA[corpus](root))
-    f1, _ = ev.macro_f1(cases, lambda c: partition(c.html, c.url).main_text)
-    return f1
+    f1, scores = ev.macro_f1(cases, lambda c: partition(c.html, c.url).main_text)
+    by_kind: dict[str, list[float]] = {}
+    for case, score in zip(cases, scores, strict=True):
+        if case.kind:
+            by_kind.setdefault(case.kind, []).append(score)
+    return f1, {kind: sum(xs) / len(xs) for kind, xs in sorted(by_kind.items())}
+
+
+def _floor(f1: float) -> float:
+    return math.floor(f1 * 1000) / 1000
 
 
 @pytest.mark.corpus
@@ -33,17 +42,25 @@ def test_main_text_f1_floor(corpora: Path, corpus: str) -> None:
     baseline = json.loads(BASELINE.read_text(encoding="utf-8"))
     pinned = baseline["corpora"][corpus]
     digest = ev.corpus_digest(corpora, corpus)
-    f1 = _measure(corpora, corpus)
+    f1, per_kind = _measure(corpora, corpus)
     if os.environ.get("FOCUSCRAWL_UPDATE_EVAL_BASELINE") == "1":
-        floor = math.floor(f1 * 1000) / 1000
-        if floor < pinned["f1_floor"] and os.environ.get("FOCUSCRAWL_ALLOW_LOWER_FLOOR") != "1":
-            pytest.fail(f"{corpus}: F1 {f1:.4f} is below the floor {pinned['f1_floor']}; "
+        pinned_kinds = pinned.get("types", {})
+        lower = [
+            name
+            for name, value, old in [(corpus, f1, pinned["f1_floor"])]
+            + [(k, v, pinned_kinds.get(k, {}).get("f1_floor", 0.0)) for k, v in per_kind.items()]
+            if _floor(value) < old
+        ]
+        if lower and os.environ.get("FOCUSCRAWL_ALLOW_LOWER_FLOOR") != "1":
+            pytest.fail(f"{corpus}: F1 below the floor for {', '.join(lower)}; "
                         "set FOCUSCRAWL_ALLOW_LOWER_FLOOR=1 to pin it lower")  # fmt: skip
-        baseline["corpora"][corpus] = {
-            "f1_floor": floor,
-            "digest": digest,
-            "measured": round(f1, 4),
-        }
+        entry: dict[str, object] = {"f1_floor": _floor(f1), "digest": digest,
+                                    "measured": round(f1, 4)}  # fmt: skip
+        if per_kind:
+            entry["types"] = {
+                k: {"f1_floor": _floor(v), "measured": round(v, 4)} for k, v in per_kind.items()
+            }
+        baseline["corpora"][corpus] = entry
         BASELINE.write_text(json.dumps(baseline, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return
     assert digest == pinned["digest"], (
@@ -51,6 +68,10 @@ def test_main_text_f1_floor(corpora: Path, corpus: str) -> None:
         "(FOCUSCRAWL_UPDATE_EVAL_BASELINE=1)"
     )
     assert f1 >= pinned["f1_floor"], f"{corpus}: F1 {f1:.4f} < floor {pinned['f1_floor']}"
+    for kind, pin in pinned.get("types", {}).items():
+        assert per_kind.get(kind, 0.0) >= pin["f1_floor"], (
+            f"{corpus} {kind}: F1 {per_kind.get(kind, 0.0):.4f} < floor {pin['f1_floor']}"
+        )
 
 
 def test_token_f1_metric() -> None:

@@ -77,3 +77,26 @@ def test_an_unexpected_failure_is_counted_not_raised(monkeypatch: pytest.MonkeyP
     mw, stats = _mw()
     assert _run(mw, HtmlResponse(URL, body=HTML)) is None
     assert stats["focuscrawl/partition/error"] == 1
+
+
+def test_budget_cuts_are_counted_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    mw, stats = _mw(FOCUSCRAWL_MAX_LINKS_PER_PAGE=3)
+    links = b"".join(b'<a href="/l%d">heron %d</a> ' % (i, i) for i in range(10))
+    attrs = b" ".join(b"a%d=x" % i for i in range(300))  # past rules.MAX_ATTRIBUTES
+    body = HTML.replace(b"</body>", b"<p " + attrs + b">" + links + b"</p></body>")
+    with caplog.at_level("INFO", logger="focuscrawl.middlewares.partition"):
+        page = _run(mw, HtmlResponse(URL, body=body, encoding="utf-8"))
+    assert page is not None and "herons" in page.main_text and len(page.links) == 3
+    assert page.cuts == {"attributes": 44, "links": 8}
+    assert stats["focuscrawl/skip/links"] == 1 and stats["focuscrawl/skip/attributes"] == 1
+    assert stats["focuscrawl/skip/links_dropped"] == 8
+    assert stats["focuscrawl/partition/pages"] == 1  # a cut page is still a page
+    lines = [r.getMessage() for r in caplog.records if "budgets" in r.getMessage()]
+    assert lines == [f"page cut by the partition's budgets: {URL} (attributes 44, links 8)"]
+
+
+def test_an_ordinary_page_has_no_cuts() -> None:
+    mw, stats = _mw()
+    page = _run(mw, HtmlResponse(URL, body=HTML, encoding="utf-8"))
+    assert page is not None and page.cuts == {}
+    assert not any(key.startswith("focuscrawl/skip/") for key in stats)

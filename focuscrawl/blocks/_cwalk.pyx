@@ -11,7 +11,8 @@ turned into Python strings.
 """
 
 from libc.stdlib cimport calloc, free, realloc
-from libc.string cimport memset, strcmp, strlen
+from libc.stdint cimport uint64_t
+from libc.string cimport memchr, memcpy, memset, strcmp, strlen
 from cpython.unicode cimport Py_UNICODE_ISSPACE
 
 cdef extern from "Python.h":
@@ -37,7 +38,7 @@ cetree.import_lxml__etree()
 
 # What the Python side expects of this module (partition.py / segment.py / css.py check it):
 # a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
-ABI = 1
+ABI = 2
 
 cdef enum:
     F_SKIP = 1
@@ -68,7 +69,7 @@ cdef int _tag_flags(str tag):
         flags |= F_COUNTED
     if tag == "a" or tag == "area" or tag == "frame":
         flags |= F_LINK
-    if len(_TAG_FLAGS) < 10_000:
+    if len(_TAG_FLAGS) < 10_000 and len(tag) <= 64:  # (libxml2 allows names of 50,000 chars)
         _TAG_FLAGS[tag] = flags
     return flags
 
@@ -153,7 +154,7 @@ cdef tuple _feature_info(str value):
         return _py._feature_info(value)
     cdef double weight = (_CLASS_WEIGHT if flags & 2 else 0.0) - (_CLASS_WEIGHT if flags & 1 else 0.0)
     cdef tuple info = (weight, (flags & 4) != 0, (flags & 8) != 0)
-    if len(_py._attr_cache) < 100_000:
+    if len(_py._attr_cache) < 100_000 and len(value) <= _CACHED_VALUE_CHARS:
         _py._attr_cache[value] = info
     return info
 
@@ -175,12 +176,13 @@ cdef tuple _attr_info(str cls, str el_id):
         unlikely = unlikely or info[1]
         maybe = maybe or info[2]
     info = (weight, unlikely and not maybe, tuple(cls.split()) if cls else ())
-    if len(_py._pair_cache) < 100_000:
+    if len(_py._pair_cache) < 100_000 and len(cls) + len(el_id) <= _CACHED_VALUE_CHARS:
         _py._pair_cache[(cls, el_id)] = info
     return info
 
 
 cdef double _CLASS_WEIGHT = rules.CLASS_WEIGHT
+cdef Py_ssize_t _CACHED_VALUE_CHARS = _py.CACHED_VALUE_CHARS
 
 
 cdef class Frame:
@@ -303,6 +305,9 @@ cdef class _Walker:
     cdef Segment seg
     cdef bint glue
     cdef int in_link
+    # the pieces of the last word while texts continue it (segment.walk_python says why)
+    cdef list pending
+    cdef Py_ssize_t max_links, unrecorded
     cdef Py_ssize_t* starts  # start word of every open element
     cdef int* flags  # tag flags of every open element
     cdef Py_ssize_t n_starts, cap_starts
@@ -318,6 +323,9 @@ cdef class _Walker:
         self.seg = None
         self.glue = False
         self.in_link = 0
+        self.pending = None
+        self.max_links = 0
+        self.unrecorded = 0
         self.starts = NULL
         self.flags = NULL
         self.n_starts = 0
@@ -375,8 +383,13 @@ cdef class _Walker:
         if seg is None:
             seg = self.new_segment()
         if self.glue and not text[0].isspace() and seg.w1 > seg.w0:
-            words[-1] += ws[0]
+            if self.pending is None:
+                self.pending = [words[-1]]
+            self.pending.append(ws[0])
             del ws[0]
+        if self.pending is not None and ws:  # a new word starts: the last one is complete
+            words[-1] = "".join(self.pending)
+            self.pending = None
         words.extend(ws)
         seg.w1 = len(words)
         n = len(text)
@@ -440,8 +453,8 @@ cdef class _Walker:
             unlikely = info[1]
             classes = info[2]
         if style:
-            hidden = hidden or _HIDDEN_SEARCH(style) is not None
-            sidebar = _SIDEBAR_SEARCH(style) is not None
+            hidden = hidden or _INLINE_HIDDEN(style)
+            sidebar = _INLINE_SIDEBAR(style)
         if use_css and (
             tag in css_tags
             or (el_id and el_id in css_ids)
@@ -484,7 +497,13 @@ cdef class _Walker:
         if flags & F_LINK:
             if tag == "frame":
                 href = src
-            if href:
+            if href and len(self.links) >= self.max_links:
+                self.unrecorded += 1
+                if self.seg is None:  # (as a recorded link would)
+                    self.new_segment()
+                self.lstack.append(_py.UNRECORDED)
+                self.in_link += 1
+            elif href:
                 at = self.n_starts - 1 - levels
                 if at < 0:
                     at = 0
@@ -512,7 +531,7 @@ cdef class _Walker:
         self.feed_text(state, cetree.textOf(c) if state == 2 else None)
         return 0
 
-    cdef int end(self, xmlNode* c, bint is_tag, int flags) except -1:
+    cdef int end(self, xmlNode* c, bint is_tag, int flags, bint tail=True) except -1:
         cdef object span
         cdef object link
         cdef Frame frame, parent
@@ -528,6 +547,7 @@ cdef class _Walker:
                 link = self.lstack.pop()
                 if link is not None:
                     self.in_link -= 1
+                if type(link) is RawLink:
                     (<RawLink>link).w1 = len(self.words)
                     if (<RawLink>link).w1 == (<RawLink>link).w0:
                         (<RawLink>link).el = cetree.elementFactory(self.doc, c)
@@ -548,14 +568,14 @@ cdef class _Walker:
                 self.glue = False
             elif flags & F_BREAK:
                 self.glue = False
-        if fstack:
+        if fstack and tail:
             state = _text_state(c.next)
             self.feed_text(state, cetree.tailOf(c) if state == 2 else None)
         return 0
 
 
-_HIDDEN_SEARCH = rules.HIDDEN_STYLE_RE.search
-_SIDEBAR_SEARCH = rules.SIDEBAR_STYLE_RE.search
+_INLINE_HIDDEN = _py.inline_hidden
+_INLINE_SIDEBAR = _py.inline_sidebar
 cdef double _SIDEBAR_STYLE_WEIGHT = rules.SIDEBAR_STYLE_WEIGHT
 
 
@@ -571,7 +591,8 @@ cdef Frame _new_frame(str tag, Py_ssize_t pre, Frame parent, double weight):
     return f
 
 
-def walk(root, css, Py_ssize_t levels):
+def walk(root, css, Py_ssize_t levels, Py_ssize_t max_links=rules.MAX_LINKS_PER_PAGE,
+         Py_ssize_t max_elements=rules.MAX_ELEMENTS):
     """Segment the tree under ``root``: what ``segment.walk_python`` returns, compiled."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef cetree._Document doc = el._doc
@@ -590,9 +611,20 @@ def walk(root, css, Py_ssize_t levels):
     cdef const_xmlChar* name_keys[256]
     cdef int name_flags[256]
     cdef list name_tags = [None] * 256
+    cdef Py_ssize_t elements = 0
+    cdef dict cuts = {}
     memset(name_keys, 0, sizeof(name_keys))
+    w.max_links = max_links
     while True:
         # start event of c; comments, PIs and skipped tags are not descended into
+        elements += 1
+        if elements > max_elements:
+            # the end events of the open elements, without tails: as if the page ended here
+            while c is not top:
+                c = c.parent
+                w.end(c, True, w.flags[w.n_starts - 1], False)
+            cuts["elements"] = 1
+            return _finish(w, cuts)
         if c.type == tree.XML_ELEMENT_NODE:
             # Element names are interned in the parser's dictionary: the name pointer keys a
             # small cache of the tag string and its flags (a miss only costs the look-up).
@@ -620,12 +652,21 @@ def walk(root, css, Py_ssize_t levels):
         while True:
             w.end(c, c.type == tree.XML_ELEMENT_NODE, w.flags[w.n_starts - 1])
             if c is top:
-                return _py.Walk(w.frames, w.segments, w.links, w.words, [])
+                return _finish(w, cuts)
             nxt = _next_element(c)
             if nxt is not NULL:
                 c = nxt
                 break
             c = c.parent
+
+
+cdef object _finish(_Walker w, dict cuts):
+    if w.pending is not None:
+        w.words[-1] = "".join(w.pending)
+        w.pending = None
+    if w.unrecorded:
+        cuts["links"] = w.unrecorded
+    return _py.Walk(w.frames, w.segments, w.links, w.words, [], cuts)
 
 
 cdef str _join(list words, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=0, Py_ssize_t d=0):
@@ -675,8 +716,9 @@ cdef str _join(list words, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=0, Py_ssize_
 
 
 def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link_cls,
-             heading_tags, alt_text, double noise_weight):
-    """``partition._assemble`` compiled: blocks and links of ``page`` from a walk and its kinds."""
+             heading_tags, alt_text, double noise_weight, Py_ssize_t max_anchor_words):
+    """``partition._assemble`` compiled: blocks and links of ``page`` from a walk and its kinds;
+    returns how many anchors were cut to ``max_anchor_words``."""
     cdef list words = walk.words
     cdef list segments = walk.segments
     cdef list blocks = page.blocks
@@ -685,7 +727,7 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
     cdef dict cache = resolve.cache
     cdef Segment seg
     cdef RawLink raw
-    cdef Py_ssize_t i, n = len(segments), a0, a1, n0, n1, bid
+    cdef Py_ssize_t i, n = len(segments), a0, a1, n0, n1, bid, cut = 0
     cdef tuple kw
     cdef str kind, text, href, absolute, anchor, context
     cdef object block, link, weight
@@ -719,7 +761,11 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
             continue
         a0 = raw.w0
         a1 = raw.w1
-        anchor = _join(words, a0, a1) if a1 > a0 else alt_text(raw.el)
+        if a1 - a0 > max_anchor_words:
+            anchor = _join(words, a0, a0 + max_anchor_words)
+            cut += 1
+        else:
+            anchor = _join(words, a0, a1) if a1 > a0 else alt_text(raw.el)
         if window > 0:
             n0 = raw.agg[0]
             n1 = raw.agg[1]
@@ -748,6 +794,7 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
             link.block_weight = noise_weight
             link.noise = True
         out_links.append(link)
+    return cut
 
 
 def names_in_use(root):
@@ -1047,7 +1094,7 @@ cdef Frame _refine(Frame best, list voted):
     return best
 
 
-cdef list _article(list segments, list words, Frame best):
+cdef list _article(list segments, list words, Frame best, dict own):
     cdef Frame parent = best.parent
     cdef Frame sib
     cdef double threshold, ld
@@ -1063,7 +1110,7 @@ cdef list _article(list segments, list words, Frame best):
             if sib.chars > rules.SIBLING_PARAGRAPH_CHARS:
                 keep = ld < rules.SIBLING_PARAGRAPH_MAX_LINK_DENSITY
             else:
-                keep = ld == 0 and sib.chars > 0 and _own_text_has_sentence(segments, words, sib)
+                keep = ld == 0 and sib.chars > 0 and _own_text_has_sentence(segments, words, sib, own)
         if keep:
             chosen.append(sib)
     return chosen
@@ -1072,10 +1119,20 @@ cdef list _article(list segments, list words, Frame best):
 _SENTENCE_END = re.compile(r"\.( |$)")
 
 
-cdef bint _own_text_has_sentence(list segments, list words, Frame frame):
+cdef bint _own_text_has_sentence(list segments, list words, Frame frame, dict own):
+    """classify._OwnText.has_sentence: ``own`` maps each frame to its segments, filled on first
+    use (a scan of every segment per short sibling is quadratic)."""
     cdef Segment seg
-    for seg in segments:
-        if seg.frame is frame and _SENTENCE_END.search(" ".join(words[seg.w0 : seg.w1])):
+    cdef object mine
+    if not own and segments:
+        for seg in segments:
+            mine = own.get(seg.frame)
+            if mine is None:
+                own[seg.frame] = [seg]
+            else:
+                (<list>mine).append(seg)
+    for seg in own.get(frame, ()):
+        if _SENTENCE_END.search(" ".join(words[seg.w0 : seg.w1])):
             return True
     return False
 
@@ -1109,10 +1166,23 @@ cdef bint _keep_between_long_text(Frame f):
     if parent is None:
         return False
     sibs = parent.children
-    i = sibs.index(f)
+    i = _index_by_preorder(sibs, f)
     around = ((<Frame>sibs[i - 1]).chars if i > 0 else 0) + (
         (<Frame>sibs[i + 1]).chars if i + 1 < len(sibs) else 0)
     return around > 1000
+
+
+cdef Py_ssize_t _index_by_preorder(list sibs, Frame f):
+    """``sibs.index(f)`` by bisection: children are in preorder (index() is linear, and is
+    asked for every cleaned child)."""
+    cdef Py_ssize_t lo = 0, hi = len(sibs), mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (<Frame>sibs[mid]).pre < f.pre:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 cdef int _clean(list frames, list roots, bint ruthless) except -1:
@@ -1144,12 +1214,13 @@ cdef int _clean(list frames, list roots, bint ruthless) except -1:
     return 0
 
 
-cdef list _attempt(list frames, list segments, list words, bint ruthless, bint refine):
+cdef list _attempt(list frames, list segments, list words, bint ruthless, bint refine,
+                   dict own):
     cdef Frame best = _score(frames, segments, words, ruthless, refine)
     cdef list roots
     if best is None:
         best = <Frame>(frames[1] if len(frames) > 1 else frames[0])
-    roots = _article(segments, words, best)
+    roots = _article(segments, words, best, own)
     _clean(frames, roots, ruthless)
     return roots
 
@@ -1167,6 +1238,7 @@ cdef list _choose_text(list frames, list segments, list words):
     cdef Segment s
     cdef Py_ssize_t unlikely = 0, total = 0, kept
     cdef list attempts = [], roots = [], order
+    cdef dict own = {}
     cdef tuple passes
     if not frames:
         return []
@@ -1182,7 +1254,7 @@ cdef list _choose_text(list frames, list segments, list words):
         passes = _LAST_PASS
     order = [(r, True) for r in passes] + [(r, False) for r in passes]
     for ruthless, refine in order:
-        roots = _attempt(frames, segments, words, ruthless, refine)
+        roots = _attempt(frames, segments, words, ruthless, refine, own)
         kept = _kept_chars(segments)
         if kept >= rules.RETRY_MIN_CHARS:
             return roots
@@ -1190,7 +1262,7 @@ cdef list _choose_text(list frames, list segments, list words):
     kept_best = max(attempts, key=_first)
     if (kept_best[1], kept_best[2]) == attempts[-1][1:]:
         return roots
-    return _attempt(frames, segments, words, kept_best[1], kept_best[2])
+    return _attempt(frames, segments, words, kept_best[1], kept_best[2], own)
 
 
 _BOTH_PASSES = (True, False)
@@ -1276,3 +1348,247 @@ def release(walk):
         f.children = []
     for seg in walk.segments:
         seg.links = []
+
+
+# ---- markup.py's scan, compiled: the same tokens, over the string's own code units ----------
+# One specialization per width of str (1, 2 or 4 bytes a character): this scan runs on every
+# page, so it reads the characters directly rather than through PyUnicode_READ's switch.
+
+ctypedef unsigned char ucs1_t
+ctypedef unsigned short ucs2_t
+ctypedef unsigned int ucs4_t
+
+ctypedef fused ucs_t:
+    ucs1_t
+    ucs2_t
+    ucs4_t
+
+
+cdef inline bint _mws(unsigned int ch) noexcept nogil:
+    return ch == 32 or ch == 9 or ch == 10 or ch == 12 or ch == 13
+
+
+cdef inline bint _letter(unsigned int ch) noexcept nogil:
+    return (65 <= ch <= 90) or (97 <= ch <= 122)
+
+
+cdef inline unsigned int _lower(unsigned int ch) noexcept nogil:
+    return ch + 32 if 65 <= ch <= 90 else ch
+
+
+# Character classes inside a tag, by code (ASCII only: others are none of these).
+cdef enum:
+    C_WS = 1
+    C_SLASH = 2
+    C_GT = 4
+    C_EQ = 8
+cdef unsigned char _CLASS[128]
+memset(_CLASS, 0, sizeof(_CLASS))
+_CLASS[32] = _CLASS[9] = _CLASS[10] = _CLASS[12] = _CLASS[13] = C_WS
+_CLASS[47] = C_SLASH
+_CLASS[62] = C_GT
+_CLASS[61] = C_EQ
+
+
+cdef inline unsigned int _cls(unsigned int ch) noexcept nogil:
+    return _CLASS[ch] if ch < 128 else 0
+
+
+cdef const char* _RAW_NAMES[9]
+_RAW_NAMES[:] = [b"script", b"style", b"xmp", b"iframe", b"noembed", b"noframes", b"title",
+                 b"textarea", b"plaintext"]
+
+
+cdef inline Py_ssize_t _find(const ucs_t* d, Py_ssize_t i, Py_ssize_t n, unsigned int ch) noexcept nogil:
+    """Where ``ch`` (ASCII) is first at or after i; -1: nowhere."""
+    cdef const void* hit
+    cdef uint64_t word, x, pattern
+    if i >= n:
+        return -1
+    if ucs_t is ucs1_t:
+        hit = memchr(d + i, <int>ch, <size_t>(n - i))
+        return -1 if hit is NULL else <Py_ssize_t>(<const unsigned char*>hit - d)
+    else:
+        if ucs_t is ucs2_t:
+            # four characters at a time: skip the words with no lane equal to ch (most pages
+            # are 2-byte strings: one non-Latin-1 character makes the whole page so)
+            pattern = <uint64_t>ch * 0x0001000100010001ULL
+            while i + 4 <= n:
+                memcpy(&word, d + i, 8)
+                x = word ^ pattern
+                if (x - 0x0001000100010001ULL) & ~x & 0x8000800080008000ULL:
+                    break
+                i += 4
+        while i < n:
+            if d[i] == ch:
+                return i
+            i += 1
+        return -1
+
+
+cdef int _raw_kind(const ucs_t* d, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """Index in _RAW_NAMES of the tag name d[a:b] (ASCII case-insensitive), -1: none."""
+    cdef int r
+    cdef Py_ssize_t k
+    cdef const char* word
+    for r in range(9):
+        word = _RAW_NAMES[r]
+        k = 0
+        while word[k] != 0 and a + k < b and _lower(d[a + k]) == <unsigned char>word[k]:
+            k += 1
+        if word[k] == 0 and a + k == b:
+            return r
+    return -1
+
+
+cdef Py_ssize_t _raw_end(const ucs_t* d, Py_ssize_t i, Py_ssize_t n, const char* word) noexcept nogil:
+    """Where ``</word`` followed by whitespace, "/" or ">" starts at or after i; -1: nowhere."""
+    cdef Py_ssize_t k
+    cdef unsigned int ch
+    while i + 1 < n:
+        i = _find(d, i, n, 60)  # <
+        if i < 0:
+            return -1
+        if i + 1 < n and d[i + 1] == 47:
+            k = 0
+            while word[k] != 0 and i + 2 + k < n and _lower(d[i + 2 + k]) == <unsigned char>word[k]:
+                k += 1
+            if word[k] == 0 and i + 2 + k < n:
+                ch = d[i + 2 + k]
+                if _mws(ch) or ch == 47 or ch == 62:
+                    return i
+        i += 1
+    return -1
+
+
+cdef Py_ssize_t _past(const ucs_t* d, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """Just past the first ">" at or after i; -1: none."""
+    i = _find(d, i, n, 62)
+    return i + 1 if i >= 0 else -1
+
+
+cdef Py_ssize_t _tag(const ucs_t* d, Py_ssize_t i, Py_ssize_t n, Py_ssize_t* name_end,
+                     Py_ssize_t* count, Py_ssize_t* first, Py_ssize_t limit) noexcept nogil:
+    """Read the tag whose name starts at i: its end (past ">", or n), where its name ends, how
+    many attributes it has and where the one past ``limit`` starts (-1: none)."""
+    cdef unsigned int c, q
+    cdef Py_ssize_t k, attributes = 0, at = -1
+    while i < n and not (_cls(d[i]) & (C_WS | C_SLASH | C_GT)):
+        i += 1
+    name_end[0] = i
+    while i < n:
+        c = _cls(d[i])
+        if c & C_GT:
+            i += 1
+            break
+        if c & (C_WS | C_SLASH):
+            i += 1
+            continue
+        attributes += 1
+        if attributes == limit + 1:
+            at = i
+        i += 1  # the name's first character may be "="
+        while i < n and not (_cls(d[i]) & (C_WS | C_SLASH | C_GT | C_EQ)):
+            i += 1
+        k = i
+        while k < n and _cls(d[k]) & C_WS:
+            k += 1
+        if k < n and d[k] == 61:  # =
+            k += 1
+            while k < n and _cls(d[k]) & C_WS:
+                k += 1
+            if k < n:
+                q = d[k]
+                if q == 34 or q == 39:  # a quoted value: to its quote, or the end
+                    k = _find(d, k + 1, n, q)
+                    k = n if k < 0 else k + 1
+                else:
+                    while k < n and not (_cls(d[k]) & (C_WS | C_GT)):
+                        k += 1
+            i = k
+    count[0] = attributes
+    first[0] = at
+    return i
+
+
+cdef Py_ssize_t _comment_end(const ucs_t* d, Py_ssize_t k, Py_ssize_t n) noexcept nogil:
+    """Just past the first "-->" or "--!>" at or after k; -1: none."""
+    while k + 2 < n:
+        k = _find(d, k, n, 45)  # -
+        if k < 0 or k + 2 >= n:
+            return -1
+        if d[k + 1] == 45:
+            if d[k + 2] == 62:
+                return k + 3
+            if k + 3 < n and d[k + 2] == 33 and d[k + 3] == 62:
+                return k + 4
+        k += 1
+    return -1
+
+
+cdef Py_ssize_t _scan(const ucs_t* d, Py_ssize_t n, Py_ssize_t max_attributes,
+                      Py_ssize_t max_elements, list spans, Py_ssize_t* dropped) except -2:
+    """markup_cuts over ``d``: appends the spans, returns the cut (-1: none)."""
+    cdef Py_ssize_t tags = 0, pos = 0, lt, name_end, count, first
+    cdef unsigned int c, c2
+    cdef int raw
+    while True:
+        lt = _find(d, pos, n, 60)  # <
+        if lt < 0 or lt + 1 >= n:
+            return -1
+        c = d[lt + 1]
+        if _letter(c):
+            tags += 1
+            if tags > max_elements:
+                return lt
+            pos = _tag(d, lt + 1, n, &name_end, &count, &first, max_attributes)
+            if count > max_attributes:
+                spans.append((first, pos - 1 if d[pos - 1] == 62 else pos))
+                dropped[0] += count - max_attributes
+            raw = _raw_kind(d, lt + 1, name_end)
+            if raw == 8:  # plaintext: the rest of the page is its text
+                return -1
+            if raw >= 0:
+                pos = _raw_end(d, pos, n, _RAW_NAMES[raw])
+        elif c == 47:  # /
+            if lt + 2 >= n:
+                return -1
+            c2 = d[lt + 2]
+            if _letter(c2):
+                pos = _tag(d, lt + 2, n, &name_end, &count, &first, n)
+            elif c2 == 62:
+                pos = lt + 3
+            else:
+                pos = _past(d, lt + 2, n)
+        elif c == 33:  # !
+            if lt + 3 < n and d[lt + 2] == 45 and d[lt + 3] == 45:
+                if lt + 4 < n and d[lt + 4] == 62:
+                    pos = lt + 5
+                elif lt + 5 < n and d[lt + 4] == 45 and d[lt + 5] == 62:
+                    pos = lt + 6
+                else:
+                    pos = _comment_end(d, lt + 4, n)
+            else:
+                pos = _past(d, lt + 2, n)
+        elif c == 63:  # ?
+            pos = _past(d, lt + 2, n)
+        else:
+            pos = lt + 1
+        if pos < 0:  # a comment, raw text or bogus comment that never ends
+            return -1
+
+
+def markup_cuts(str text, Py_ssize_t max_attributes, Py_ssize_t max_elements):
+    """``markup.markup_cuts_python`` compiled: (attribute spans to remove, cut, attributes)."""
+    cdef list spans = []
+    cdef Py_ssize_t dropped = 0, end
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text)
+    if kind == 1:
+        end = _scan(<const ucs1_t*>data, n, max_attributes, max_elements, spans, &dropped)
+    elif kind == 2:
+        end = _scan(<const ucs2_t*>data, n, max_attributes, max_elements, spans, &dropped)
+    else:
+        end = _scan(<const ucs4_t*>data, n, max_attributes, max_elements, spans, &dropped)
+    return spans, end, dropped

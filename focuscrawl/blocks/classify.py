@@ -14,9 +14,10 @@ If the article comes out too short, steps 1–3 run again without the class/id "
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
 from focuscrawl.blocks import rules
-from focuscrawl.blocks.segment import Frame, Walk
+from focuscrawl.blocks.segment import Frame, Segment, Walk
 
 _SENTENCE_END = re.compile(r"\.( |$)")
 _P_LIKE = frozenset({"p", "pre", "td"})
@@ -115,7 +116,30 @@ def _ancestors(f: Frame) -> set[int]:
     return out
 
 
-def _article(walk: Walk, best: Frame) -> list[Frame]:
+class _OwnText:
+    """The segments of each frame, gathered on first use: a sibling paragraph's sentence test
+    reads only its own (scanning every segment for each of 100,000 short siblings would be
+    quadratic)."""
+
+    __slots__ = ("walk", "_by_frame")
+
+    def __init__(self, walk: Walk) -> None:
+        self.walk = walk
+        self._by_frame: dict[int, list[Segment]] | None = None
+
+    def has_sentence(self, frame: Frame) -> bool:
+        if self._by_frame is None:
+            self._by_frame = {}
+            for seg in self.walk.segments:
+                self._by_frame.setdefault(id(seg.frame), []).append(seg)
+        words = self.walk.words
+        return any(
+            _SENTENCE_END.search(" ".join(words[seg.w0 : seg.w1]))
+            for seg in self._by_frame.get(id(frame), ())
+        )
+
+
+def _article(walk: Walk, best: Frame, own: _OwnText) -> list[Frame]:
     parent = best.parent
     if parent is None:
         return [best]
@@ -128,17 +152,10 @@ def _article(walk: Walk, best: Frame) -> list[Frame]:
             if sib.chars > rules.SIBLING_PARAGRAPH_CHARS:
                 keep = ld < rules.SIBLING_PARAGRAPH_MAX_LINK_DENSITY
             else:
-                keep = ld == 0 and sib.chars > 0 and _own_text_has_sentence(walk, sib)
+                keep = ld == 0 and sib.chars > 0 and own.has_sentence(sib)
         if keep:
             chosen.append(sib)
     return chosen
-
-
-def _own_text_has_sentence(walk: Walk, frame: Frame) -> bool:
-    for seg in walk.segments:  # only reached for short sibling paragraphs: rare
-        if seg.frame is frame and _SENTENCE_END.search(" ".join(walk.words[seg.w0 : seg.w1])):
-            return True
-    return False
 
 
 def _remove_conditionally(f: Frame) -> bool:
@@ -167,9 +184,13 @@ def _keep_between_long_text(f: Frame) -> bool:
     if parent is None:
         return False
     sibs = parent.children
-    i = sibs.index(f)
+    i = bisect_left(sibs, f.pre, key=_preorder)  # children are in preorder; index() is linear
     around = (sibs[i - 1].chars if i > 0 else 0) + (sibs[i + 1].chars if i + 1 < len(sibs) else 0)
     return around > 1000
+
+
+def _preorder(f: Frame) -> int:
+    return f.pre
 
 
 def _clean(walk: Walk, roots: list[Frame], ruthless: bool) -> None:
@@ -211,8 +232,9 @@ def choose_text(walk: Walk) -> list[Frame]:
     passes = (True, False) if unlikely < rules.RETRY_MAX_UNLIKELY_SHARE * total else (False,)
     attempts: list[tuple[int, bool, bool]] = []
     roots: list[Frame] = []
+    own = _OwnText(walk)
     for ruthless, refine in [(r, True) for r in passes] + [(r, False) for r in passes]:
-        roots = _attempt(walk, ruthless, refine)
+        roots = _attempt(walk, ruthless, refine, own)
         kept = sum(s.chars for s in walk.segments if not s.frame.removed)
         if kept >= rules.RETRY_MIN_CHARS:
             return roots
@@ -221,15 +243,15 @@ def choose_text(walk: Walk) -> list[Frame]:
     kept, ruthless, refine = max(attempts, key=lambda a: a[0])
     if (ruthless, refine) == attempts[-1][1:]:
         return roots
-    return _attempt(walk, ruthless, refine)
+    return _attempt(walk, ruthless, refine, own)
 
 
-def _attempt(walk: Walk, ruthless: bool, refine: bool) -> list[Frame]:
+def _attempt(walk: Walk, ruthless: bool, refine: bool, own: _OwnText) -> list[Frame]:
     best = _score(walk, ruthless, refine)
     if best is None:
         # No paragraph at all: take the body (the second frame, after <html>) as it is.
         best = walk.frames[1] if len(walk.frames) > 1 else walk.frames[0]
-    roots = _article(walk, best)
+    roots = _article(walk, best, own)
     _clean(walk, roots, ruthless)
     return roots
 

@@ -13,11 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from focuscrawl.blocks import rules
+from focuscrawl.blocks.sheet import (
+    ONE_PASS_NAMES,
+    Braces,
+    shown,
+    shown_names,
+    strip_at_rules,
+    strip_comments,
+)
 
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _NAMES = re.compile(r"([.#])([\w-]+)")
 _SIMPLE = re.compile(r"^([a-zA-Z][\w-]*)?((?:[.#][\w-]+)*)$")
-_MAX_SHEET_CHARS = 500_000  # bounded work on giant inline sheets
 
 
 @dataclass(slots=True)
@@ -62,33 +68,38 @@ class StyleRules:
         return any(c in self.sidebar_classes for c in classes)
 
 
-_AT_BLOCK = re.compile(r"@[^{};]*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}")  # one nesting level
-_AT_LINE = re.compile(r"@[^{};]*;")
 # Lower-case text, no re.I: case-insensitive alternations are ~20x slower in ``re``.
 _CUE = re.compile(
     r"(?:display|visibility|float|position)\s*:\s*(?:none|hidden|left|right|fixed|absolute|sticky)"
 )
+# The rules' patterns (lower case) without re.I, on lower-cased text: 4x faster on a 2 MB style.
+_HIDDEN = re.compile(rules.HIDDEN_STYLE_RE.pattern)
+_SIDEBAR = re.compile(rules.SIDEBAR_STYLE_RE.pattern)
 _sheet_cache: dict[str, list[tuple[str, str]]] = {}
 _SHEET_CACHE_SIZE = 64  # pages of one site share their sheets: parse each once
+_SHEET_CACHE_CHARS = 4_000_000  # ... but a few giant sheets must not stay in memory for ever
+_sheet_cache_chars = 0
 
 
 def parse_sheets(
-    sheets: list[str], names_in_use: Callable[[], tuple[set[str], set[str]]] | None = None
+    sheets: list[str],
+    names_in_use: Callable[[], tuple[set[str], set[str]]] | None = None,
+    cuts: dict[str, int] | None = None,
 ) -> StyleRules:
     """Collect hiding and sidebar rules from ``<style>`` texts.
 
     ``names_in_use`` gives the class names and ids the page's elements carry: hiding rules for
     other names can match nothing, so they are dropped before the (costly, on big sheets)
     check that no other rule shows them again. The page's blocks come out the same either way.
+    Sheets are read up to ``rules.MAX_CSS_CHARS`` characters and ``rules.MAX_CSS_SELECTORS``
+    sheets and selectors in all; what is not read (and names over ``rules.MAX_CSS_NAME_CHARS``)
+    is added to ``cuts["css"]`` in characters (a sheet read in part counts 1).
     """
     out = StyleRules()
-    for sheet in sheets:
-        for selectors, body in _cue_rules(sheet):
-            hidden = rules.HIDDEN_STYLE_RE.search(body) is not None
-            if not hidden and not rules.SIDEBAR_STYLE_RE.search(body):
-                continue  # e.g. "display: hidden" (not a value) or "float: none"
-            for selector in selectors.split(","):
-                _add_selector(out, selector, hidden)
+    sheets, skipped = _within_budget(sheets)
+    skipped += _read_rules(out, sheets)
+    if skipped and cuts is not None:
+        cuts["css"] = cuts.get("css", 0) + skipped
     if (out.hidden_classes or out.hidden_ids) and names_in_use is not None:
         classes, ids = names_in_use()
         out.hidden_classes &= classes
@@ -96,111 +107,72 @@ def parse_sheets(
     if out.hidden_classes or out.hidden_ids:
         text = "\n".join(sheets)
         names = {"." + n for n in out.hidden_classes} | {"#" + n for n in out.hidden_ids}
-        if len(names) > _ONE_PASS_NAMES:
-            shown = _shown_names(text, names)
+        if len(names) > ONE_PASS_NAMES:
+            again = shown_names(text, names)
         else:
-            shown = {name for name in names if _shown(text, name)}
-        out.hidden_classes = {n for n in out.hidden_classes if "." + n not in shown}
-        out.hidden_ids = {n for n in out.hidden_ids if "#" + n not in shown}
+            again = {name for name in names if shown(text, name)}
+        out.hidden_classes = {n for n in out.hidden_classes if "." + n not in again}
+        out.hidden_ids = {n for n in out.hidden_ids if "#" + n not in again}
     return out
 
 
-_SHOWN = re.compile(r"display\s*:\s*(?!none)[a-z]|visibility\s*:\s*visible", re.I)
+def _read_rules(out: StyleRules, sheets: list[str]) -> int:
+    """Add the sheets' rules to ``out`` within ``rules.MAX_CSS_SELECTORS``; the characters
+    not read (and of names too long to take)."""
+    units = rules.MAX_CSS_SELECTORS
+    skipped = 0
+    for index, sheet in enumerate(sheets):
+        units -= 1  # a sheet costs something even without a rule worth reading
+        if units < 0:
+            return skipped + sum(len(s) for s in sheets[index:])
+        for selectors, body in _cue_rules(sheet, units + 1):
+            hidden = _hidden(body)
+            if not hidden and not _sidebar(body):
+                continue  # e.g. "display: hidden" (not a value) or "float: none"
+            for selector in selectors.split(","):
+                units -= 1
+                if units < 0:
+                    return skipped + 1 + sum(len(s) for s in sheets[index + 1 :])
+                skipped += _add_selector(out, selector, hidden)
+    return skipped
 
 
-def _shown(text: str, name: str) -> bool:
-    """True when some rule naming ``name`` (a later one, a media query, a descendant selector)
-    shows it again: the cascade may undo the hiding, so the page is not taken as hiding it."""
-    pos = text.find(name)
-    seen = 0
-    while pos >= 0 and seen < _MAX_OCCURRENCES:
-        seen += 1
-        end = pos + len(name)
-        if end >= len(text) or not (text[end].isalnum() or text[end] in "-_"):
-            open_at = text.find("{", end)
-            close_at = text.find("}", open_at)
-            if open_at >= 0 and close_at >= 0 and _SHOWN.search(text, open_at, close_at):
-                return True
-        pos = text.find(name, end)
-    return False
+def _within_budget(sheets: list[str]) -> tuple[list[str], int]:
+    """The sheets cut to ``rules.MAX_CSS_CHARS``, and how many characters were left out."""
+    total = sum(len(s) for s in sheets)
+    if total <= rules.MAX_CSS_CHARS:
+        return sheets, 0
+    kept: list[str] = []
+    left = rules.MAX_CSS_CHARS
+    for sheet in sheets:
+        if left <= 0:
+            break
+        kept.append(sheet[:left])
+        left -= len(kept[-1])
+    return kept, total - rules.MAX_CSS_CHARS
 
 
-# More hidden names than this are looked up in one pass over the sheets (a pass costs about as
-# much as four _shown scans).
-_ONE_PASS_NAMES = 8
-_MAX_OCCURRENCES = 50  # occurrences of a name looked at by _shown
+def _hidden(declarations: str) -> bool:
+    """``rules.HIDDEN_STYLE_RE`` found in ``declarations``."""
+    return _HIDDEN.search(declarations.lower()) is not None
 
 
-def _shown_names(text: str, names: set[str]) -> set[str]:
-    """``{name for name in names if _shown(text, name)}`` in one pass over ``text``.
-
-    A prefix-factored pattern of the names finds, at each place, the longest name there; the
-    names that are its prefixes are there too (a name is ``[.#]`` and word characters, so two
-    places never overlap). Each name's first occurrences are then checked as ``_shown`` does.
-    """
-    ordered = sorted(names)
-    pattern = re.compile(trie_pattern(ordered))
-    covers = {m: [m[:k] for k in range(2, len(m) + 1) if m[:k] in names] for m in ordered}
-    places: dict[str, list[int]] = {}
-    for m in pattern.finditer(text):
-        for name in covers[m.group()]:
-            found = places.setdefault(name, [])
-            if len(found) < _MAX_OCCURRENCES:
-                found.append(m.start())
-    shown: set[str] = set()
-    size = len(text)
-    for name, found in places.items():
-        for pos in found:
-            end = pos + len(name)
-            if end >= size or not (text[end].isalnum() or text[end] in "-_"):
-                open_at = text.find("{", end)
-                close_at = text.find("}", open_at)
-                if open_at >= 0 and close_at >= 0 and _SHOWN.search(text, open_at, close_at):
-                    shown.add(name)
-                    break
-    return shown
+def _sidebar(declarations: str) -> bool:
+    """``rules.SIDEBAR_STYLE_RE`` found in ``declarations``."""
+    return _SIDEBAR.search(declarations.lower()) is not None
 
 
-def trie_pattern(words: list[str]) -> str:
-    """An alternation of ``words`` factored by common prefixes (``foot(?:er)?|…``).
-
-    It matches what the longest-first alternation ``footer|foot|…`` matches (a word that ends
-    where a longer one goes on is an optional, greedy continuation), but ``re`` no longer tries
-    every word at every position.
-    """
-    trie: dict[str, dict] = {}  # type: ignore[type-arg]
-    for word in words:
-        node = trie
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def build(node: dict) -> str:  # type: ignore[type-arg]
-        alts = [re.escape(ch) + build(sub) for ch, sub in sorted(node.items()) if ch]
-        if not alts:
-            return ""
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return "(?:" + body + ")?" if "" in node else body
-
-    return build(trie)
-
-
-def _cue_rules(sheet: str) -> list[tuple[str, str]]:
+def _cue_rules(sheet: str, limit: int = rules.MAX_CSS_SELECTORS) -> list[tuple[str, str]]:
     """``(selectors, declarations)`` of the top-level rules that hide or float something.
 
     Rules inside ``@media`` / ``@supports`` apply only to some screens, so they are not taken as
-    the page's state (a phone layout hiding the sidebar says nothing about the article).
+    the page's state (a phone layout hiding the sidebar says nothing about the article). At most
+    ``limit`` rules are read (a list cut short is not cached).
     """
     hit = _sheet_cache.get(sheet)
     if hit is not None:
         return hit
-    text = sheet[:_MAX_SHEET_CHARS]
-    if "/*" in text:
-        text = _COMMENT.sub("", text)
-    if "@" in text:
-        text = _AT_BLOCK.sub("}", text)
-        if "@" in text:  # (no "@" left: no at-rule line to remove)
-            text = _AT_LINE.sub("", text)
+    text = strip_at_rules(strip_comments(sheet))
     starts = _folded_cue_starts(text)
     if starts is None:
         lowered = text.lower()
@@ -208,18 +180,38 @@ def _cue_rules(sheet: str) -> list[tuple[str, str]]:
             text = lowered  # (only U+0130 does): offsets shift, so read the lowered text
         starts = _cue_starts(lowered)
     found: list[tuple[str, str]] = []
+    braces = Braces(text)
     last_open = -1
     for pos in starts:
-        open_at = text.rfind("{", 0, pos)
-        if open_at <= last_open or open_at < text.rfind("}", 0, pos):
+        open_at = braces.before("{", pos)
+        last_close = braces.before("}", pos)
+        if open_at <= last_open or open_at < last_close:
             continue  # same rule as the previous cue, or not inside a rule body
         last_open = open_at
-        close_at = text.find("}", pos)
-        selectors = text[text.rfind("}", 0, open_at) + 1 : open_at].strip()
-        found.append((selectors, text[open_at + 1 : close_at if close_at >= 0 else len(text)]))
-    if len(_sheet_cache) >= _SHEET_CACHE_SIZE:
+        # The selectors start after the last brace before the rule's "{". A "{" there opens a
+        # block around this rule (CSS nesting, or a stray brace): the rule then applies only
+        # inside it, which the "{ " in front says (_add_selector takes no hiding rule from a
+        # descendant selector). Reading from the "}" instead would read the same text again
+        # for every rule inside an unclosed block.
+        outer = text.rfind("{", last_close + 1, open_at)
+        selectors = text[max(last_close, outer) + 1 : open_at].strip()
+        if outer >= 0:
+            selectors = "{ " + selectors
+        # The declarations end at the next brace: a "{" in them opens a nested rule.
+        stop = len(text)
+        for brace in ("}", "{"):
+            at = braces.after(brace, pos)
+            if 0 <= at < stop:
+                stop = at
+        found.append((selectors, text[open_at + 1 : stop]))
+        if len(found) >= limit:
+            return found
+    global _sheet_cache_chars
+    if len(_sheet_cache) >= _SHEET_CACHE_SIZE or _sheet_cache_chars > _SHEET_CACHE_CHARS:
         _sheet_cache.clear()
+        _sheet_cache_chars = 0
     _sheet_cache[sheet] = found
+    _sheet_cache_chars += len(sheet)
     return found
 
 
@@ -255,33 +247,38 @@ def _folded_cue_starts(text: str) -> list[int] | None:
 _cue_starts_impl: Callable[..., list[int]] | None = None
 
 
-def _add_selector(out: StyleRules, selector: str, hidden: bool) -> None:
+def _add_selector(out: StyleRules, selector: str, hidden: bool) -> int:
+    """Add the rule's name, if ``selector`` is simple; the characters of a name too long to
+    take (``rules.MAX_CSS_NAME_CHARS``), else 0."""
     parts = selector.split()
     if not parts or ":" in parts[-1] or "[" in parts[-1]:
-        return  # pseudo-classes (:hover …) and attribute selectors: not static page state
+        return 0  # pseudo-classes (:hover …) and attribute selectors: not static page state
     if len(parts) > 1 and hidden:
-        return  # ".menu .sub {display:none}" hides a descendant only in context: skip
+        return 0  # ".menu .sub {display:none}" hides a descendant only in context: skip
     m = _SIMPLE.match(parts[-1])
     if m is None:
-        return
+        return 0
     tag, rest = m.group(1), m.group(2)
     names = _NAMES.findall(rest)
     if not names:
         if tag and hidden and tag.lower() not in ("html", "body", "div", "p", "span", "a"):
             out.hidden_tags.add(tag.lower())
-        return
+        return 0
     if len(names) > 1:
-        return  # compound ".a.b": too specific to apply to a single name
+        return 0  # compound ".a.b": too specific to apply to a single name
     kind, name = names[0]
+    if len(name) > rules.MAX_CSS_NAME_CHARS:
+        return len(name)  # each hidden name becomes part of a regular expression (shown_names)
     if kind == ".":
         (out.hidden_classes if hidden else out.sidebar_classes).add(name)
     else:
         (out.hidden_ids if hidden else out.sidebar_ids).add(name)
+    return 0
 
 
 def inline_hidden(style: str) -> bool:
-    return rules.HIDDEN_STYLE_RE.search(style) is not None
+    return _hidden(style)
 
 
 def inline_sidebar(style: str) -> bool:
-    return rules.SIDEBAR_STYLE_RE.search(style) is not None
+    return _sidebar(style)

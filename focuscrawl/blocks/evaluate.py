@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from lxml import etree
 
@@ -23,6 +24,9 @@ _TOKEN = re.compile(r"\w+")
 READABILITY_MIN_SOURCE_BYTES = 4096
 AEB = "article-extraction-benchmark"
 RTP = "readability-test-pages"
+WCXB = "wcxb-dev"
+# Older WCXB files say "category" for what the newer ones call "collection".
+WCXB_KIND_ALIASES = {"category": "collection"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +35,7 @@ class Case:
     html: bytes
     gold: str
     url: str
+    kind: str = ""  # the gold page type, where the corpus has one (wcxb-dev)
 
 
 def token_f1(predicted: str, gold: str) -> float:
@@ -80,9 +85,46 @@ def _text_of(html: bytes) -> str:
     return " ".join(root.itertext()) if root is not None else ""
 
 
+def wcxb_dev(root: Path) -> Iterator[Case]:
+    """The 1,497 pages of WCXB's dev split with their gold ``main_content`` and page type."""
+    html: dict[str, bytes] = {}
+    truth: dict[str, dict] = {}
+    with tarfile.open(root / WCXB / "wcxb-dev.tar.xz", "r:xz") as tar:
+        for member in tar:
+            if not member.isfile():
+                continue
+            folder, _, name = member.name.rpartition("/")
+            stem = name.rsplit(".", 1)[0]
+            f = tar.extractfile(member)
+            if f is None:
+                continue
+            if folder.endswith("/html") and name.endswith(".html"):
+                html[stem] = f.read()
+            elif folder.endswith("/ground-truth") and name.endswith(".json"):
+                truth[stem] = json.loads(f.read())
+    for stem in sorted(truth.keys() & html.keys()):
+        t = truth[stem]
+        kind = (t.get("_internal", {}).get("page_type", {}).get("primary") or "").lower()
+        gold = t.get("ground_truth", {}).get("main_content") or ""
+        url = t.get("url", "")
+        yield Case(stem, html[stem], gold, url, WCXB_KIND_ALIASES.get(kind, kind))
+
+
+def domain_of(url: str) -> str:
+    """The host of ``url`` without ``www.``: the unit of the cross-validation folds."""
+    host = urlsplit(url).hostname or ""
+    return host[4:] if host.startswith("www.") else host
+
+
+def domain_fold(url: str, folds: int) -> int:
+    """A stable fold number in ``range(folds)`` for the domain of ``url``."""
+    return int(hashlib.sha256(domain_of(url).encode()).hexdigest(), 16) % folds
+
+
 CORPORA: dict[str, Callable[[Path], Iterator[Case]]] = {
     AEB: article_benchmark,
     RTP: readability_pages,
+    WCXB: wcxb_dev,
 }
 
 

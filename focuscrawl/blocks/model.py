@@ -42,6 +42,13 @@ class Page:
     headings: list[str] = field(default_factory=list)
     base_url: str = ""  # <base href> when present, else the page URL
     error: str = ""  # why the page could not be parsed (binary, empty, …); "" when fine
+    # Budgets the page hit (blocks.rules): name -> how much was cut (links, attributes, CSS
+    # characters …; 1 where not counted). Empty for a page read whole.
+    cuts: dict[str, int] = field(default_factory=dict)
+    # What kind of page this is (blocks.kind): article, forum, product, listing, collection,
+    # service, documentation or other (evidence too thin), with a confidence in [0, 1].
+    kind: str = "other"
+    kind_confidence: float = 0.0
 
     @property
     def main_text(self) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import codecs
 import gc
 import logging
-import threading
+from collections.abc import Callable
+from itertools import chain, islice
 from urllib.parse import urljoin
 
 from lxml import etree
@@ -14,8 +15,14 @@ from focuscrawl.blocks import rules
 from focuscrawl.blocks.classify import classify
 from focuscrawl.blocks.css import StyleRules, parse_sheets
 from focuscrawl.blocks.decode import decode_html_as, is_binary
+from focuscrawl.blocks.fit import fit_to_kind
+from focuscrawl.blocks.kind import evidence, page_kind
+from focuscrawl.blocks.markup import cap_markup
 from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.blocks.parse import parse, parse_html, parse_utf8
 from focuscrawl.blocks.segment import Segment, Walk, compiled_walk, walk
+
+__all__ = ["main_text", "parse_html", "parse_utf8", "partition"]
 
 _CLASS_VALUES = etree.XPath("//@class")
 _ID_VALUES = etree.XPath("//@id")
@@ -53,50 +60,6 @@ logger = logging.getLogger(__name__)
 # 0.762 over six Wikispeedia topics; bench/bench_link_context.py, table in docs/blocks.md).
 DEFAULT_CONTEXT_LEVELS = 3
 DEFAULT_CONTEXT_WORDS = 20
-
-_local = threading.local()
-# collect_ids=False: no table of id attributes (for getElementById / XPath id(), never used
-# here); the tree is the same.
-_PARSER_OPTIONS = {"remove_comments": True, "remove_pis": True, "no_network": True,
-                   "collect_ids": False}  # fmt: skip
-
-
-def _parser() -> etree.HTMLParser:
-    # lxml parsers are not thread-safe: one per thread. No huge_tree: libxml2 then stops nesting
-    # at depth 256 and drops single text nodes over 10 MB, which bounds the work on hostile input.
-    parser = getattr(_local, "parser", None)
-    if parser is None:
-        parser = etree.HTMLParser(**_PARSER_OPTIONS)
-        _local.parser = parser
-    return parser
-
-
-def _utf8_parser() -> etree.HTMLParser:
-    parser = getattr(_local, "utf8_parser", None)
-    if parser is None:
-        parser = etree.HTMLParser(encoding="utf-8", **_PARSER_OPTIONS)
-        _local.utf8_parser = parser
-    return parser
-
-
-def parse_utf8(body: bytes) -> etree._Element | None:
-    """The root element of ``body``, valid UTF-8 (its ``<meta charset>`` is not read)."""
-    try:
-        return etree.fromstring(body, _utf8_parser())
-    except etree.ParserError:
-        return None
-
-
-def parse_html(text: str) -> etree._Element | None:
-    """The root element of ``text`` parsed as HTML, None when there is nothing to parse."""
-    try:
-        return etree.fromstring(text, _parser())
-    except ValueError:
-        # "Unicode strings with encoding declaration are not supported": parse the UTF-8 bytes.
-        parser = etree.HTMLParser(remove_comments=True, remove_pis=True, encoding="utf-8")
-        return etree.fromstring(text.encode("utf-8", "replace"), parser)
-    except etree.ParserError:
-        return None
 
 
 def _resolver(base: str):  # type: ignore[no-untyped-def]
@@ -144,6 +107,7 @@ def partition(
     context_levels: int = DEFAULT_CONTEXT_LEVELS,
     context_words: int = DEFAULT_CONTEXT_WORDS,
     encoding: str | None = None,
+    max_links: int = rules.MAX_LINKS_PER_PAGE,
 ) -> Page:
     """Partition ``html`` (served at ``url``) into text, link and noise blocks.
 
@@ -151,6 +115,11 @@ def partition(
     side of an anchor; ``encoding`` is the HTTP header charset when ``html`` is bytes. Never
     raises on bad input: an unusable body gives an empty ``Page`` whose ``error`` says why
     (``"empty"``, ``"binary"``, ``"unparsable"``).
+
+    The work is linear in the page, and capped where a page asks for more than any real page
+    needs (the budgets in :mod:`rules`; ``max_links`` links are recorded, in document order).
+    A page cut down by a budget says so in ``Page.cuts``: ``elements``, ``attributes``,
+    ``links``, ``css``, ``depth``, ``text`` and how much was cut (1 where that is not counted).
     """
     page = Page(url=url, base_url=url)
     utf8: bytes | None = None  # the body, when it is valid UTF-8 that lxml can parse as it is
@@ -173,19 +142,63 @@ def partition(
         return page
     if utf8 is None and "\x00" in text:
         text = text.replace("\x00", "")
+    text, attributes, cut = cap_markup(text)
+    if attributes:
+        page.cuts["attributes"] = attributes
+    if cut:
+        page.cuts["elements"] = 1
+    if attributes or cut:
+        utf8 = None  # the bytes are not what is parsed
     try:
-        root = parse_html(text) if utf8 is None else parse_utf8(utf8)
+        root, limit = parse(text if utf8 is None else utf8)
     except (etree.LxmlError, ValueError) as exc:
         logger.debug("unparsable page %s: %s", url, exc)
-        root = None
+        root, limit = None, ""
+    if limit:
+        page.cuts[limit] = 1
     if root is None:
         page.error = "unparsable"
         return page
-    _fill(page, root, url, context_levels, context_words)
+    parse_cuts = dict(page.cuts)
+    memo: list[tuple[set[str], set[str]]] = []
+
+    def names() -> tuple[set[str], set[str]]:  # computed once: the CSS and the kind read them
+        if not memo:
+            memo.append(names_in_use(root))
+        return memo[0]
+
+    _fill(page, root, url, context_levels, context_words, max_links, names)
+    if _noscript_fallback(page, root):
+        page = Page(url=url, base_url=url, cuts=parse_cuts)
+        _fill(page, root, url, context_levels, context_words, max_links, names)
+    classes, ids = names()
+    page.kind, page.kind_confidence = page_kind(evidence(root, url, page, chain(classes, ids)))
+    fit_to_kind(page, page.kind, page.kind_confidence)
     return page
 
 
-def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) -> None:
+def _noscript_fallback(page: Page, root: etree._Element) -> bool:
+    """Unwrap ``<noscript>`` (read as a ``div``) when the rest of the page shows almost no text:
+    pages rendered by JavaScript serve their content to crawlers there."""
+    if sum(len(b.text.split()) for b in page.blocks) >= rules.NOSCRIPT_FALLBACK_WORDS:
+        return False
+    found = False
+    for el in root.iter("noscript"):
+        if len(el):  # holds elements, not only a tracking pixel's text
+            el.tag = "div"
+            found = True
+    return found
+
+
+def _fill(
+    page: Page,
+    root: etree._Element,
+    url: str,
+    levels: int,
+    window: int,
+    max_links: int,
+    names: Callable[[], tuple[set[str], set[str]]],
+) -> None:
     title, base, sheets = prelude(root)
     page.title = " ".join(title.split()) if title else ""
     if base is not None:
@@ -193,7 +206,8 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
             page.base_url = urljoin(url, base.strip()) or url
         except ValueError:
             page.base_url = url
-    css = parse_sheets(sheets, lambda: names_in_use(root)) if sheets else StyleRules()
+    cuts = page.cuts
+    css = parse_sheets(sheets, names, cuts) if sheets else StyleRules()
     # The walk allocates thousands of small objects and frees them all below (their only cycles
     # are broken at the end): the cyclic collector has nothing to find in them, but each of the
     # collections their allocation would trigger traverses the whole young heap (≈ 8 % of the
@@ -201,7 +215,9 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        w = walk(root, css, max(0, levels))
+        w = walk(root, css, max(0, levels), max(0, max_links), rules.MAX_ELEMENTS)
+        for name, amount in w.cuts.items():
+            cuts[name] = cuts.get(name, 0) + amount
         # a compiled walk (its segments are _cwalk.Segment) is classified and assembled in C
         compiled = (
             _compiled_assemble is not None
@@ -211,10 +227,13 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
         kinds = _compiled_classify(w) if compiled else classify(w)
         resolve = _resolver(page.base_url)
         if compiled:
-            _compiled_assemble(page, w, kinds, resolve, window, Block, Link, rules.HEADING_TAGS,
-                               _alt_text, rules.WEIGHT_NOISE)  # fmt: skip
+            long_anchors = _compiled_assemble(page, w, kinds, resolve, window, Block, Link,
+                                              rules.HEADING_TAGS, _alt_text, rules.WEIGHT_NOISE,
+                                              rules.MAX_ANCHOR_WORDS)  # fmt: skip
         else:
-            _assemble(page, w, kinds, resolve, window)
+            long_anchors = _assemble(page, w, kinds, resolve, window)
+        if long_anchors:
+            cuts["text"] = cuts.get("text", 0) + long_anchors
         # Break the walk's only reference cycles (frame <-> children, segment <-> its links):
         # then reference counting frees the walk at once and the collector finds nothing to do.
         if compiled:
@@ -229,8 +248,9 @@ def _fill(page: Page, root: etree._Element, url: str, levels: int, window: int) 
             gc.enable()
 
 
-def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, window: int) -> None:  # type: ignore[no-untyped-def]
-    """Blocks and links of ``page`` from the walk and its kinds (``_cwalk.assemble`` compiled)."""
+def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, window: int) -> int:  # type: ignore[no-untyped-def]
+    """Blocks and links of ``page`` from the walk and its kinds (``_cwalk.assemble`` compiled);
+    how many anchors were cut to ``rules.MAX_ANCHOR_WORDS``."""
     words = w.words
     block_of: dict[int, int] = {}
     for seg, (kind, weight) in zip(w.segments, kinds, strict=True):
@@ -251,6 +271,8 @@ def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, wind
     out_links = page.links
     noise_weight = rules.WEIGHT_NOISE
     cached = resolve.cache.get  # type: ignore[attr-defined]
+    long_anchors = 0
+    max_anchor = rules.MAX_ANCHOR_WORDS
     for raw in w.links:
         href = raw.href
         absolute = cached(href)
@@ -259,7 +281,11 @@ def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, wind
         if not absolute:
             continue
         a0, a1 = raw.w0, raw.w1
-        anchor = " ".join(words[a0:a1]) if a1 > a0 else _alt_text(raw.el)
+        if a1 - a0 > max_anchor:
+            anchor = " ".join(words[a0 : a0 + max_anchor])
+            long_anchors += 1
+        else:
+            anchor = " ".join(words[a0:a1]) if a1 > a0 else _alt_text(raw.el)
         # The ζ-IDOM context (context.link_context), inlined: one call per link adds up.
         if window > 0:
             n0, n1 = raw.agg
@@ -281,14 +307,18 @@ def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, wind
         else:
             link = Link(absolute, anchor, context, -1, "noise", noise_weight, True, raw.nofollow)
         out_links.append(link)
+    return long_anchors
 
 
 def _alt_text(el: etree._Element) -> str:
     text = el.get("title") or el.get("aria-label") or ""
     if not text:
-        img = el.find(".//img")
-        if img is not None:
-            text = img.get("alt") or img.get("title") or ""
+        # The first image among the link's first elements: nested empty links around a big
+        # subtree would each search all of it.
+        for node in islice(el.iterdescendants(), rules.MAX_ALT_SEARCH_ELEMENTS):
+            if node.tag == "img":
+                text = node.get("alt") or node.get("title") or ""
+                break
     return " ".join(text.split())
 
 

@@ -263,3 +263,214 @@ SIDEBAR_STYLE_WEIGHT = -10.0
 
 # URLs that are not followable links.
 NON_LINK_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "#", "about:", "sms:", "ftp:")
+
+# Budgets: the work spent on one page is linear in its size and capped where a page may ask for
+# more than any real page needs. A cap that cuts a page is recorded in ``Page.cuts`` under the
+# name in brackets (``PartitionMiddleware`` counts it as ``focuscrawl/skip/<name>``).
+# Start tags parsed (and elements walked) per page; the document is cut before the next one
+# ["elements"]. Real pages: 9,900 at most in our corpora; libxml2 holds ~300 bytes per element.
+MAX_ELEMENTS = 100_000
+# Attributes read per start tag, the rest removed before parsing ["attributes"]: libxml2's
+# duplicate-attribute check is quadratic in a tag's attribute count (20,000: 1 s; real pages:
+# 70 at most in our corpora). 5 MB of 256-attribute tags parse in 0.8 s, of 1,000 in 2 s.
+MAX_ATTRIBUTES = 256
+# Links recorded per page, in document order ["links"]; the rest still count as link text for
+# the classifier, they only make no Link. PartitionMiddleware passes FOCUSCRAWL_MAX_LINKS_PER_PAGE.
+MAX_LINKS_PER_PAGE = 5_000
+# Characters of <style> sheets read per page, all sheets together; the rest is dropped ["css"].
+# Real pages: 1.03 M at most in our corpora (one sheet of 0.84 M); reading CSS is linear. (Until
+# issue 14 each sheet was cut at 500,000: 4 corpus pages now find one more hidden block.)
+MAX_CSS_CHARS = 2_000_000
+# Sheets and selectors of hiding or floating rules read per page (a selector costs ~7 µs),
+# the rest dropped ["css"]. Real pages: 49 sheets and 1,132 such selectors at most.
+MAX_CSS_SELECTORS = 5_000
+# Class and id names longer than this in a hiding rule are ignored ["css"]: no page needs them,
+# and each name becomes part of a regular expression.
+MAX_CSS_NAME_CHARS = 256
+# Words of a link's anchor text kept ["text"]: nested links share their words, so without a cap
+# 250 nested anchors around one long text would each copy it.
+MAX_ANCHOR_WORDS = 1_000
+# Elements under a link searched for an image whose alt text stands for the anchor.
+MAX_ALT_SEARCH_ELEMENTS = 100
+# libxml2's own limits (no huge_tree, see parse.py): a document nested 256 deep ends there
+# ["depth"], and so does one with a text node over 10 MB ["text"].
+
+# --- Page kinds (blocks.kind): evidence for each kind of page, as data ------------------------
+# The kinds a page can be told as; "other" when no kind has enough evidence.
+PAGE_KINDS = ("article", "forum", "product", "listing", "collection", "service",
+              "documentation", "other")  # fmt: skip
+# schema.org / OpenGraph types (lower-case, matched as whole words in JSON-LD "@type",
+# itemtype URLs and og:type) -> (kind, evidence).
+SCHEMA_KIND_EVIDENCE: dict[str, tuple[str, float]] = {
+    "newsarticle": ("article", 3.0),
+    "blogposting": ("article", 3.0),
+    "article": ("article", 2.0),
+    "reportagenewsarticle": ("article", 3.0),
+    "discussionforumposting": ("forum", 4.0),
+    "qapage": ("forum", 3.0),
+    "question": ("forum", 2.0),
+    "product": ("product", 4.0),
+    "offer": ("product", 1.5),
+    "aggregateoffer": ("product", 1.5),
+    "itemlist": ("listing", 2.0),
+    "collectionpage": ("collection", 3.0),
+    "searchresultspage": ("listing", 3.0),
+    "service": ("service", 2.5),
+    "localbusiness": ("service", 1.5),
+    "professionalservice": ("service", 2.5),
+    "techarticle": ("documentation", 3.0),
+    "apireference": ("documentation", 3.0),
+    "softwaresourcecode": ("documentation", 1.0),
+    "faqpage": ("service", 1.0),
+}
+# og:type values.
+OG_KIND_EVIDENCE: dict[str, tuple[str, float]] = {
+    "article": ("article", 2.0),
+    "product": ("product", 3.0),
+    "og:product": ("product", 3.0),
+    "product.item": ("product", 3.0),
+    "product.group": ("collection", 2.0),
+}
+# Class/id words present on the page (substrings of a class name or id) -> (kind, evidence).
+NAME_KIND_EVIDENCE: tuple[tuple[str, str, float], ...] = (
+    ("add-to-cart", "product", 2.5),
+    ("addtocart", "product", 2.5),
+    ("add_to_cart", "product", 2.5),
+    ("product-price", "product", 1.5),
+    ("product__price", "product", 1.5),
+    ("price", "product", 0.5),
+    ("sku", "product", 1.0),
+    ("product-description", "product", 1.5),
+    ("product-detail", "product", 1.5),
+    ("product-single", "product", 1.5),
+    ("product-info", "product", 1.0),
+    ("topic-post", "forum", 2.5),
+    ("post-stream", "forum", 2.5),
+    ("message-body", "forum", 1.5),
+    ("postbody", "forum", 2.0),
+    ("post-body", "forum", 1.0),
+    ("reply", "forum", 0.5),
+    ("thread", "forum", 1.0),
+    ("forum", "forum", 1.5),
+    ("messagelist", "forum", 2.0),
+    ("bbcode", "forum", 1.5),
+    ("docs", "documentation", 1.0),
+    ("documentation", "documentation", 1.5),
+    ("highlight", "documentation", 0.5),
+    ("toc", "documentation", 0.5),
+    ("sidebar-nav", "documentation", 0.5),
+    ("api", "documentation", 0.3),
+    ("product-grid", "collection", 2.0),
+    ("product-list", "collection", 2.0),
+    ("products-grid", "collection", 2.0),
+    ("product-card", "collection", 1.5),
+    ("product-item", "collection", 1.0),
+    ("collection", "collection", 1.0),
+    ("facet", "collection", 1.5),
+    ("filter", "collection", 0.5),
+    ("listing", "listing", 1.5),
+    ("search-result", "listing", 2.0),
+    ("results", "listing", 0.5),
+    ("job", "listing", 0.5),
+    ("card", "listing", 0.3),
+    ("pagination", "listing", 0.5),
+    ("hero", "service", 1.0),
+    ("cta", "service", 1.0),
+    ("testimonial", "service", 1.5),
+    ("pricing", "service", 1.0),
+    ("feature", "service", 0.5),
+    ("byline", "article", 1.5),
+    ("author", "article", 0.5),
+    ("entry-content", "article", 1.5),
+    ("article-body", "article", 1.5),
+    ("post-content", "article", 1.0),
+    ("published", "article", 0.5),
+)
+# URL path words (between slashes or as a prefix of a segment) -> (kind, evidence).
+URL_KIND_EVIDENCE: tuple[tuple[str, str, float], ...] = (
+    ("/t/", "forum", 2.0),
+    ("/thread", "forum", 2.0),
+    ("/forum", "forum", 2.0),
+    ("/topic", "forum", 1.5),
+    ("/questions/", "forum", 2.0),
+    ("/discussion", "forum", 2.0),
+    ("/community", "forum", 1.0),
+    ("/r/", "forum", 2.0),
+    ("/product/", "product", 2.0),
+    ("/products/", "product", 1.5),
+    ("/p/", "product", 1.0),
+    ("/dp/", "product", 2.5),
+    ("/item/", "product", 1.0),
+    ("/shop/", "product", 0.5),
+    ("/collections/", "collection", 1.5),
+    ("/category/", "collection", 1.5),
+    ("/categories/", "collection", 1.5),
+    ("/c/", "collection", 1.0),
+    ("/shop", "collection", 0.5),
+    ("/search", "listing", 1.5),
+    ("/jobs", "listing", 1.0),
+    ("/tag/", "listing", 1.0),
+    ("/list", "listing", 1.0),
+    ("/docs", "documentation", 2.5),
+    ("/doc/", "documentation", 2.0),
+    ("/documentation", "documentation", 2.5),
+    ("/reference", "documentation", 1.5),
+    ("/api/", "documentation", 1.5),
+    ("/guide", "documentation", 1.0),
+    ("/manual", "documentation", 2.0),
+    ("/tutorial", "documentation", 1.0),
+    ("/learn/", "documentation", 0.5),
+    ("/wiki/", "documentation", 0.5),
+    ("/services", "service", 2.0),
+    ("/service/", "service", 2.0),
+    ("/solutions", "service", 1.5),
+    ("/pricing", "service", 1.5),
+    ("/features", "service", 1.0),
+    ("/about", "service", 1.0),
+    ("/blog/", "article", 1.5),
+    ("/news/", "article", 1.5),
+    ("/article", "article", 1.5),
+    ("/20", "article", 0.5),  # a dated path: /2024/05/...
+)
+# Structure: per counted thing, (kind, evidence per unit, most evidence it gives).
+CODE_BLOCK_EVIDENCE = ("documentation", 0.5, 3.0)  # per <pre>
+ARTICLE_ELEMENT_EVIDENCE = ("forum", 0.4, 2.0)  # per <article> past the first (posts, cards)
+TIME_ELEMENT_EVIDENCE = ("forum", 0.3, 2.0)  # per <time> past the second (post dates)
+FORM_BUTTON_EVIDENCE = ("service", 0.3, 1.0)  # per form
+# Repeated records: headings that are links (a listing's items: headlines, course titles …)
+# and elements named "price" (a collection's product cards), counted past the first few.
+LINKED_HEADING_EVIDENCE = ("listing", 0.25, 3.0)  # per linked h2-h4 past LINKED_HEADINGS_FREE
+LINKED_HEADINGS_FREE = 4
+PRICE_ELEMENT_EVIDENCE = ("collection", 0.2, 3.0)  # per element named *price* past PRICES_FREE
+PRICES_FREE = 5
+# The page's text split between paragraphs and short items (blocks of the partition).
+PROSE_EVIDENCE = ("article", 2.0)  # when most main text is in long paragraphs
+SHORT_ITEMS_EVIDENCE = ("listing", 2.0)  # when the page is mostly many short link-led items
+LONG_PARAGRAPH_WORDS = 40
+# Below this much evidence for its best kind, a page is "other"; confidence is the best kind's
+# share of all evidence, scaled down when the evidence is thin.
+MIN_KIND_EVIDENCE = 1.5
+KIND_EVIDENCE_FOR_FULL_CONFIDENCE = 6.0
+# --- Main content that fits the kind (blocks.fit) ---------------------------------------------
+# Kinds whose main content is more than the one best container (Readability's choice fits an
+# article): every block outside it that no cue marks as boilerplate joins the main text.
+# A page of unknown kind ("other") is read broadly too: on wcxb-dev's dev folds that scores
+# better than the article's choice (0.794 vs 0.786 macro F1).
+BROAD_CONTENT_KINDS = frozenset({"forum", "product", "listing", "collection", "service",
+                                 "documentation", "other"})  # fmt: skip
+# A kind told with less confidence than this is read as an article (the evidence is a near tie;
+# tuned on the dev folds: 0.1 best of 0 / 0.1 / 0.15 / 0.2 there).
+MIN_BROAD_CONFIDENCE = 0.1
+# Kinds whose item links are content: their link blocks join the main text as items.
+ITEM_LINK_KINDS = frozenset({"listing", "collection"})
+# A listing's items are short: a page told as a listing whose chosen container holds this many
+# words in long paragraphs (LONG_PARAGRAPH_WORDS) is an article with a list of related links,
+# and is read as an article (readability-test-pages +0.011, wcxb-dev dev folds -0.001).
+LISTING_MAX_PROSE_WORDS = 150
+WEIGHT_KIND_CONTENT = 0.5  # a block taken into the main text by its page's kind
+WEIGHT_ITEM_LINKS = 0.6  # a link block of a listing's items (as a link block in an article)
+# A page whose main text has fewer words than this, while the page shows text, falls back.
+MIN_MAIN_WORDS = 1
+# <noscript> subtrees are read when the rest of the page shows fewer words than this
+# (pages that render with JavaScript and serve their content to crawlers in <noscript>).
+NOSCRIPT_FALLBACK_WORDS = 50

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from focuscrawl.blocks import rules
-from focuscrawl.blocks.css import StyleRules, inline_hidden, inline_sidebar, trie_pattern
+from focuscrawl.blocks.css import StyleRules, inline_hidden, inline_sidebar
+from focuscrawl.blocks.sheet import trie_pattern
 
 
 class Frame:
@@ -89,6 +90,7 @@ class Walk:
     links: list[RawLink] = field(default_factory=list)
     words: list[str] = field(default_factory=list)
     headings: list[str] = field(default_factory=list)
+    cuts: dict[str, int] = field(default_factory=dict)  # budgets the walk hit (Page.cuts)
 
 
 def _word_flags() -> tuple[re.Pattern[str], dict[str, tuple[bool, bool, bool, bool]]]:
@@ -104,11 +106,14 @@ def _word_flags() -> tuple[re.Pattern[str], dict[str, tuple[bool, bool, bool, bo
     return re.compile(_trie_pattern(every)), table  # type: ignore[return-value]
 
 
-_trie_pattern = trie_pattern  # (css.trie_pattern; the name the tests import)
+_trie_pattern = trie_pattern  # (sheet.trie_pattern; the name the tests import)
 
 
 _WORDS_RE, _WORD_TABLE = _word_flags()
 _attr_cache: dict[str, tuple[float, bool, bool]] = {}
+# The caches live as long as the process: a value longer than this (a page's 5 MB class
+# attribute) is not kept, so what they hold stays bounded whatever the pages are.
+CACHED_VALUE_CHARS = 512
 
 
 def _feature_info(value: str) -> tuple[float, bool, bool]:
@@ -122,7 +127,7 @@ def _feature_info(value: str) -> tuple[float, bool, bool]:
         neg, pos, unlikely, maybe = neg or n, pos or p, unlikely or u, maybe or m
     weight = (rules.CLASS_WEIGHT if pos else 0.0) - (rules.CLASS_WEIGHT if neg else 0.0)
     info = (weight, unlikely, maybe)
-    if len(_attr_cache) < 100_000:
+    if len(_attr_cache) < 100_000 and len(value) <= CACHED_VALUE_CHARS:
         _attr_cache[value] = info
     return info
 
@@ -142,13 +147,27 @@ def _attr_info(cls: str, el_id: str) -> tuple[float, bool, tuple[str, ...]]:
         unlikely = unlikely or u2
         maybe = maybe or m2
     info = (weight, unlikely and not maybe, tuple(cls.split()) if cls else ())
-    if len(_pair_cache) < 100_000:
+    if len(_pair_cache) < 100_000 and len(cls) + len(el_id) <= CACHED_VALUE_CHARS:
         _pair_cache[(cls, el_id)] = info
     return info
 
 
-def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # noqa: C901
-    """Segment the tree under ``root`` (see the module docstring): the reference walk."""
+# An anchor past the page's link budget: its text still counts as link text, it makes no link.
+UNRECORDED = RawLink("", None, 0, [0, 0], False)  # type: ignore[arg-type]
+
+
+def walk_python(  # noqa: C901
+    root: etree._Element,
+    css: StyleRules,
+    levels: int,
+    max_links: int = rules.MAX_LINKS_PER_PAGE,
+    max_elements: int = rules.MAX_ELEMENTS,
+) -> Walk:
+    """Segment the tree under ``root`` (see the module docstring): the reference walk.
+
+    Links past ``max_links`` are not recorded (``cuts["links"]``: how many); after
+    ``max_elements`` elements the walk closes the open ones and stops (``cuts["elements"]``).
+    """
     out = Walk()
     frames, segments, links, words = out.frames, out.segments, out.links, out.words
     block_tags, skip_tags, break_tags = rules.BLOCK_TAGS, rules.SKIP_TAGS, rules.BREAK_TAGS
@@ -169,9 +188,14 @@ def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # 
     seg: Segment | None = None
     glue = False  # the last text ended inside a word: the next text may continue it
     in_link = 0
+    # The pieces of the last word while texts keep continuing it, joined once it is complete:
+    # ``words[-1] += piece`` would copy the growing word for every piece ("a<i></i>" x 10^6).
+    pending: list[str] | None = None
+    unrecorded = 0
+    elements = 0
 
     def add_text(text: str) -> None:
-        nonlocal seg, glue
+        nonlocal seg, glue, pending
         ws = text.split()
         if not ws:
             glue = False
@@ -180,8 +204,13 @@ def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # 
             seg = Segment(fstack[-1], len(words))
             segments.append(seg)
         if glue and not text[0].isspace() and seg.w1 > seg.w0:
-            words[-1] += ws[0]
+            if pending is None:
+                pending = [words[-1]]
+            pending.append(ws[0])
             del ws[0]
+        if pending is not None and ws:  # a new word starts: the last one is complete
+            words[-1] = "".join(pending)
+            pending = None
         words.extend(ws)
         seg.w1 = len(words)
         n = len(text)
@@ -200,6 +229,11 @@ def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # 
     for event, el in walker:
         tag = el.tag
         if event == "start":
+            elements += 1
+            if elements > max_elements:
+                _close_open(el, root, starts, spans, lstack, fstack, frames, len(words))
+                out.cuts["elements"] = 1
+                break
             starts.append(len(words))
             if tag.__class__ is not str or tag in skip_tags:
                 # a comment / processing instruction left in the tree, or script, style, …
@@ -278,7 +312,14 @@ def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # 
             if tag == "a" or tag == "area" or tag == "frame":
                 if tag == "frame":
                     href = src
-                if href:
+                if href and len(links) >= max_links:
+                    unrecorded += 1
+                    if seg is None:  # (as a recorded link would)
+                        seg = Segment(fstack[-1], len(words))
+                        segments.append(seg)
+                    lstack.append(UNRECORDED)
+                    in_link += 1
+                elif href:
                     at = len(starts) - 1 - levels
                     if at < 0:
                         at = 0
@@ -315,18 +356,7 @@ def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # 
                         in_link -= 1
                         link.w1 = len(words)
                 if fstack and fstack[-1].depth == len(starts) + 1:
-                    frame = fstack.pop()
-                    frame.post = len(frames) - 1
-                    parent = frame.parent
-                    if parent is not None and not frame.hidden:
-                        parent.chars += frame.chars
-                        parent.link_chars += frame.link_chars
-                        parent.commas += frame.commas
-                        parent.n_p += frame.n_p
-                        parent.n_img += frame.n_img
-                        parent.n_li += frame.n_li
-                        parent.n_input += frame.n_input
-                        parent.n_embed += frame.n_embed
+                    _close_frame(fstack.pop(), len(frames))
                     seg = None
                     glue = False
                 elif tag in break_tags:
@@ -337,12 +367,59 @@ def walk_python(root: etree._Element, css: StyleRules, levels: int) -> Walk:  # 
                     glue = False
                 else:
                     add_text(tail)
+    if pending is not None:
+        words[-1] = "".join(pending)
+    if unrecorded:
+        out.cuts["links"] = unrecorded
     return out
+
+
+def _close_frame(frame: Frame, n_frames: int) -> None:
+    """The end of a frame's element: its subtree totals go to its parent (unless hidden)."""
+    frame.post = n_frames - 1
+    parent = frame.parent
+    if parent is not None and not frame.hidden:
+        parent.chars += frame.chars
+        parent.link_chars += frame.link_chars
+        parent.commas += frame.commas
+        parent.n_p += frame.n_p
+        parent.n_img += frame.n_img
+        parent.n_li += frame.n_li
+        parent.n_input += frame.n_input
+        parent.n_embed += frame.n_embed
+
+
+def _close_open(  # noqa: PLR0913
+    el: etree._Element,
+    root: etree._Element,
+    starts: list[int],
+    spans: dict[int, list[int]],
+    lstack: list[RawLink | None],
+    fstack: list[Frame],
+    frames: list[Frame],
+    n_words: int,
+) -> None:
+    """The end events of the elements open around ``el`` (not yet started), innermost first,
+    without their tails: the walk stops at ``el`` as if the page ended there."""
+    node = el.getparent() if el is not root else None
+    while node is not None and starts:
+        starts.pop()
+        span = spans.pop(len(starts), None)
+        if span is not None:
+            span[1] = n_words
+        tag = node.tag
+        if (tag == "a" or tag == "area" or tag == "frame") and lstack:
+            link = lstack.pop()
+            if link is not None:
+                link.w1 = n_words
+        if fstack and fstack[-1].depth == len(starts) + 1:
+            _close_frame(fstack.pop(), len(frames))
+        node = node.getparent() if node is not root else None
 
 
 # The same walk compiled (_cwalk.pyx, built by ``pip install -e .`` when a compiler is there);
 # without it, or with one built from an older _cwalk.pyx, the pure-Python walk (same output).
-CWALK_ABI = 1
+CWALK_ABI = 2
 try:
     from focuscrawl.blocks import _cwalk
 except ImportError:

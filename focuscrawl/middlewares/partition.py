@@ -10,6 +10,13 @@ Links that a host repeats on at least ``FOCUSCRAWL_TEMPLATE_LINK_SHARE`` of its 
 ``FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES`` pages are seen) are marked ``template`` and ``noise``
 (``focuscrawl/partition/template_links``); a share of 0 turns that off.
 
+A page cut down by a budget of the partition (:mod:`focuscrawl.blocks.rules`: CSS past its size,
+attributes past 256 a tag, the document past 100,000 elements, links past
+``FOCUSCRAWL_MAX_LINKS_PER_PAGE``, libxml2's depth and text limits) is still used, and counted
+once per budget as ``focuscrawl/skip/<name>`` (pages: ``css``, ``attributes``, ``elements``,
+``links``, ``depth``, ``text``); ``focuscrawl/skip/links_dropped`` adds up the links not
+recorded. Each such page logs one INFO line.
+
 Register it below ``HttpCompressionMiddleware`` (590) and the redirect/retry middlewares, e.g.
 at 90, so it sees the final, decompressed body exactly once.
 """
@@ -46,12 +53,14 @@ class PartitionMiddleware:
         context_levels: int,
         context_words: int,
         template_links: TemplateLinks | None = None,
+        max_links: int = rules.MAX_LINKS_PER_PAGE,
     ) -> None:
         self.stats = stats
         self.max_page_bytes = max_page_bytes
         self.context_levels = context_levels
         self.context_words = context_words
         self.template_links = template_links
+        self.max_links = max_links
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PartitionMiddleware:
@@ -65,6 +74,7 @@ class PartitionMiddleware:
             ),
             context_words=settings.getint("FOCUSCRAWL_LINK_CONTEXT_WORDS", DEFAULT_CONTEXT_WORDS),
             template_links=_template_links(settings),
+            max_links=settings.getint("FOCUSCRAWL_MAX_LINKS_PER_PAGE", rules.MAX_LINKS_PER_PAGE),
         )
 
     def process_response(
@@ -105,7 +115,10 @@ class PartitionMiddleware:
             response.url,
             context_levels=self.context_levels,
             context_words=self.context_words,
+            max_links=self.max_links,
         )
+        if page.cuts:
+            self._count_cuts(response.url, page.cuts)
         if page.error:
             self._count(page.error)
             return None
@@ -127,6 +140,17 @@ class PartitionMiddleware:
 
     def _count(self, case: str) -> None:
         self.stats.inc_value(f"focuscrawl/partition/{case}")
+
+    def _count_cuts(self, url: str, cuts: dict[str, int]) -> None:
+        for name in cuts:
+            self.stats.inc_value(f"focuscrawl/skip/{name}")
+        if "links" in cuts:
+            self.stats.inc_value("focuscrawl/skip/links_dropped", cuts["links"])
+        logger.info(
+            "page cut by the partition's budgets: %s (%s)",
+            url,
+            ", ".join(f"{name} {amount}" for name, amount in sorted(cuts.items())),
+        )
 
 
 def _template_links(settings: BaseSettings) -> TemplateLinks | None:

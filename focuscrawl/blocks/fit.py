@@ -1,0 +1,80 @@
+"""Main content that fits the page's kind, with fallbacks so a page showing text never comes
+out empty: the kind's rules → all visible text minus what a cue marks as boilerplate → all
+visible text → the text a style sheet hides until a script runs.
+
+The partition's classification (:mod:`classify`) picks one best container, as Readability does:
+right for an article, too narrow for a forum thread (every post), a product (description,
+specs), a listing (its items) or a docs page (every section). For those kinds, the blocks
+outside that container that no cue marks (no nav/aside/footer tag, no "unlikely" class or id,
+not hidden) join the main text; on listings and collections the link blocks of the items too.
+A pass over the blocks and their links: linear in the page.
+"""
+
+from __future__ import annotations
+
+from focuscrawl.blocks import rules
+from focuscrawl.blocks.model import Block, Page
+
+
+def _uncued(block: Block) -> bool:
+    """Outside the chosen container, but marked as boilerplate by no cue."""
+    return block.kind == "noise" and block.weight == rules.WEIGHT_NOISE_OUTSIDE
+
+
+def _take(block: Block, weight: float) -> None:
+    block.kind = "text"
+    block.weight = max(block.weight, weight)
+    for link in block.links:
+        link.block_kind = "text"
+        link.block_weight = block.weight
+        link.noise = False
+
+
+def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
+    """Re-mark ``page``'s blocks so its main text fits ``kind`` (told with ``confidence``); the
+    step that gave the main text: ``"kind"``, ``"uncued"`` (fallback: all visible text minus what
+    a cue marks as boilerplate), ``"visible"`` (all visible text) or ``"hidden"`` (all text, when
+    the style sheets hide the whole page)."""
+    broad = kind in rules.BROAD_CONTENT_KINDS and (
+        kind == "other" or confidence >= rules.MIN_BROAD_CONFIDENCE
+    )
+    if broad and kind == "listing" and _prose_words(page) >= rules.LISTING_MAX_PROSE_WORDS:
+        kind, broad = "article", False
+    items = kind in rules.ITEM_LINK_KINDS
+    if broad:
+        for block in page.blocks:
+            if _uncued(block):
+                _take(block, rules.WEIGHT_KIND_CONTENT)
+            elif items and block.kind == "link":
+                _take(block, rules.WEIGHT_ITEM_LINKS)
+    if _words(page, ("text",)) >= rules.MIN_MAIN_WORDS:
+        return "kind"
+    for block in page.blocks:
+        if _uncued(block) or block.kind == "link":
+            _take(block, rules.WEIGHT_KIND_CONTENT)
+    if _words(page, ("text",)) >= rules.MIN_MAIN_WORDS:
+        return "uncued"
+    for block in page.blocks:
+        if block.text and block.weight > 0:  # hidden blocks weigh 0
+            _take(block, rules.WEIGHT_NOISE)
+    if _words(page, ("text",)) >= rules.MIN_MAIN_WORDS:
+        return "visible"
+    # Everything is hidden by the page's CSS: pages that show their body only once a script has
+    # run (a style sheet hides it until then). Their text is what a reader would see.
+    for block in page.blocks:
+        if block.text:
+            _take(block, rules.WEIGHT_NOISE)
+    return "hidden"
+
+
+def _prose_words(page: Page) -> int:
+    """Words of the chosen text in long paragraphs."""
+    n = 0
+    for b in page.blocks:
+        if b.kind == "text" and b.text.count(" ") >= rules.LONG_PARAGRAPH_WORDS - 1:
+            n += b.text.count(" ") + 1
+    return n
+
+
+def _words(page: Page, kinds: tuple[str, ...]) -> int:
+    return sum(len(b.text.split()) for b in page.blocks if b.kind in kinds and b.text)

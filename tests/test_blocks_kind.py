@@ -1,0 +1,141 @@
+"""Page kinds (blocks.kind) and the main content that fits them (blocks.fit)."""
+
+from __future__ import annotations
+
+from focuscrawl.blocks import partition, rules
+from focuscrawl.blocks.fit import fit_to_kind
+from focuscrawl.blocks.kind import page_kind
+from focuscrawl.blocks.model import Block, Link, Page
+
+NAV = "<nav><a href='/'>Home</a> <a href='/about'>About us</a> <a href='/shop'>Shop</a></nav>"
+FOOT = "<footer><p>Copyright Example Corp, all rights reserved, terms and privacy.</p></footer>"
+PROSE = (
+    "The migration of arctic terns spans the whole globe, from the breeding grounds in the far "
+    "north to the pack ice of the southern ocean, and back again within one year of flight. "
+)
+
+
+def _page(body: str, head: str = "") -> str:
+    return f"<html><head><title>t</title>{head}</head><body>{NAV}{body}{FOOT}</body></html>"
+
+
+def test_article_is_told_and_read_as_before() -> None:
+    head = '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+    body = "<article><h1>Terns</h1>" + f"<p>{PROSE}</p>" * 6 + "</article>"
+    page = partition(_page(body, head), "https://news.example/2024/05/terns")
+    assert page.kind == "article"
+    assert page.kind_confidence > 0.5
+    assert "arctic terns" in page.main_text
+    assert "Copyright" not in page.main_text
+
+
+def test_forum_thread_keeps_every_post() -> None:
+    head = '<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script>'
+    posts = "".join(
+        f"<div class='topic-post'><div class='author'>user{i}</div><time>2024-0{i}-01</time>"
+        f"<div class='cooked'><p>Post number {i}: {PROSE[: 60 + 20 * i]}</p></div></div>"
+        for i in range(1, 6)
+    )
+    page = partition(_page(f"<div class='post-stream'>{posts}</div>", head),
+                     "https://forum.example/t/terns/123")  # fmt: skip
+    assert page.kind == "forum"
+    for i in range(1, 6):
+        assert f"Post number {i}" in page.main_text
+
+
+def test_product_keeps_description_and_specs() -> None:
+    head = (
+        '<meta property="og:type" content="product">'
+        '<script type="application/ld+json">{"@type": ["Product", "Offer"]}</script>'
+    )
+    body = (
+        "<div class='product-info'><h1>Trail shoe</h1><span class='price'>$120</span>"
+        "<button class='add-to-cart'>Add to cart</button></div>"
+        f"<div class='product-description'><p>{PROSE}</p></div>"
+        "<table class='specs'><tr><td>Weight</td><td>280 g</td></tr>"
+        "<tr><td>Drop</td><td>6 mm</td></tr></table>"
+    )
+    page = partition(_page(body, head), "https://shop.example/products/trail-shoe")
+    assert page.kind == "product"
+    assert "arctic terns" in page.main_text
+    assert "280 g" in page.main_text
+
+
+def test_listing_items_links_are_content() -> None:
+    items = "".join(
+        f"<li class='search-result'><a href='/item/{i}'>Result title number {i}</a>"
+        f" <span>short text {i}</span></li>"
+        for i in range(40)
+    )
+    page = partition(_page(f"<ul class='results'>{items}</ul>"), "https://example.org/search?q=x")
+    assert page.kind == "listing"
+    assert "Result title number 7" in page.main_text
+    items_links = [link for link in page.links if "/item/" in link.url]
+    assert len(items_links) == 40
+    assert all(not link.noise and link.block_kind == "text" for link in items_links)
+    nav = [link for link in page.links if link.url.endswith("/about")]
+    assert nav and all(link.noise for link in nav)
+
+
+def test_thin_evidence_is_other_not_article() -> None:
+    assert page_kind({}) == ("other", 0.0)
+    assert page_kind({"article": 0.5})[0] == "other"
+    kind, confidence = page_kind({"product": 6.0, "listing": 2.0})
+    assert kind == "product" and 0.7 < confidence <= 1.0
+    page = partition("<html><body><div>hello there</div></body></html>", "https://x.example/")
+    assert page.kind == "other"
+    assert page.main_text == "hello there"
+
+
+def test_noscript_is_read_when_the_page_shows_nothing_else() -> None:
+    html = (
+        "<html><body><div id='app'></div><noscript><div class='posts'>"
+        + f"<p>{PROSE}</p>" * 3
+        + "</div></noscript></body></html>"
+    )
+    page = partition(html, "https://forum.example/t/x/1")
+    assert "arctic terns" in page.main_text
+    # a page with its own text keeps ignoring <noscript>
+    html = _page(f"<article><p>{PROSE}</p><p>{PROSE}</p></article><noscript><p>Enable JS please "
+                 "to see this site in its full glory</p></noscript>")  # fmt: skip
+    assert "Enable JS" not in partition(html, "https://news.example/a").main_text
+
+
+def test_a_page_hidden_by_its_style_sheet_still_gives_its_text() -> None:
+    html = (
+        "<html><head><style>.app { display: none }</style></head><body><div class='app'>"
+        + f"<p>{PROSE}</p>" * 2
+        + "</div></body></html>"
+    )
+    page = partition(html, "https://example.org/a")
+    assert "arctic terns" in page.main_text
+
+
+def test_fallbacks_step_by_step() -> None:
+    link = Link("https://x.example/a", "a")
+    blocks = [
+        Block(0, "noise", "site menu", rules.WEIGHT_NOISE),  # cue-marked boilerplate
+        Block(1, "link", "item one item two", 0.3, links=[link]),
+        Block(2, "noise", "hidden text", 0.0),
+    ]
+    page = Page("https://x.example/", blocks=blocks, links=[link])
+    assert fit_to_kind(page, "article") == "uncued"
+    assert page.main_text == "item one item two"
+    assert link.block_kind == "text" and not link.noise
+    page = Page("https://x.example/", blocks=[Block(0, "noise", "menu", rules.WEIGHT_NOISE)])
+    assert fit_to_kind(page, "article") == "visible"
+    assert page.main_text == "menu"
+    page = Page("https://x.example/", blocks=[Block(0, "noise", "hidden", 0.0)])
+    assert fit_to_kind(page, "article") == "hidden"
+    assert page.main_text == "hidden"
+    page = Page("https://x.example/")
+    assert fit_to_kind(page, "other") == "hidden"
+    assert page.main_text == ""
+
+
+def test_every_kind_is_a_known_kind() -> None:
+    for table in (rules.SCHEMA_KIND_EVIDENCE, rules.OG_KIND_EVIDENCE):
+        assert {kind for kind, _ in table.values()} <= set(rules.PAGE_KINDS)
+    for rows in (rules.NAME_KIND_EVIDENCE, rules.URL_KIND_EVIDENCE):
+        assert {kind for _, kind, _ in rows} <= set(rules.PAGE_KINDS)
+    assert set(rules.PAGE_KINDS) >= rules.BROAD_CONTENT_KINDS
