@@ -28,6 +28,7 @@ from bench_cluster_memory import Server
 
 from focuscrawl.cluster.state import publish_topic
 from focuscrawl.evaluation.testweb import TestWebProcess
+from focuscrawl.netguard import allow_private_args
 from focuscrawl.topic import load_topic
 
 TARGET = 0.9
@@ -82,19 +83,20 @@ def redis_cpu(server: Server) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
-def run_local(workdir: Path, seeds: str, pages: int, name: str = "local") -> Run:
-    proc = crawl(workdir, "topical", name, pages, "-a", "topic=birds", "-a", f"seeds={seeds}")
+def run_local(workdir: Path, seeds: str, pages: int, allow: list[str], name: str = "local") -> Run:
+    args = ["-a", "topic=birds", "-a", f"seeds={seeds}", *allow]
+    proc = crawl(workdir, "topical", name, pages, *args)
     cpu = wait_cpu(proc, "local crawl", workdir)
     return Run(*pages_per_second([workdir / f"{name}.jsonl"]), cpu)
 
 
 def run_cluster(
-    workdir: Path, server: Server, seeds: str, pages: int, k: int, tag: str = ""
+    workdir: Path, server: Server, seeds: str, pages: int, allow: list[str], k: int, tag: str = ""
 ) -> Run:
     server.client.flushall()
     publish_topic(server.client, "focuscrawl:topical_redis", load_topic("birds", seeds))
     names = [f"redis{k}{tag}-w{i}" for i in range(k)]
-    redis = ["-s", f"REDIS_URL={server.url}", *CLUSTER]
+    redis = ["-s", f"REDIS_URL={server.url}", *CLUSTER, *allow]
     before = redis_cpu(server)
     procs = [crawl(workdir, "topical_redis", n, pages // k, *redis) for n in names]
     cpu = sum(wait_cpu(proc, "worker", workdir) for proc in procs)
@@ -119,11 +121,12 @@ def main() -> None:
     try:
         with TestWebProcess(corpus="synthetic") as web:
             seeds = ",".join(web.seeds["birds"])
+            allow = allow_private_args(web.hosts)  # the test web's loopback hosts
             for r in range(args.rounds):
-                local = run_local(workdir, seeds, args.pages, f"local{r}")
-                one = run_cluster(workdir, server, seeds, args.pages, 1, f"r{r}")
+                local = run_local(workdir, seeds, args.pages, allow, f"local{r}")
+                one = run_cluster(workdir, server, seeds, args.pages, allow, 1, f"r{r}")
                 pairs.append((local, one))
-            results = {k: run_cluster(workdir, server, seeds, args.pages, k) for k in (2, 3)}
+            results = {k: run_cluster(workdir, server, seeds, args.pages, allow, k) for k in (2, 3)}
     finally:
         server.stop()
     local, one = pairs[-1]

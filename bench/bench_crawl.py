@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from focuscrawl.evaluation.testweb import TestWebProcess
+from focuscrawl.netguard import allow_private_args
 
 HERE = Path(__file__).resolve().parent
 COMMON = [
@@ -99,6 +100,7 @@ def main() -> None:
                 f"FOCUSCRAWL_STATS_FILE={st}",
                 "-s",
                 f"FOCUSCRAWL_DATA_DIR={tmp}/data{r}",
+                *allow_private_args(web.hosts),
             ]
             if args.strategy:
                 topical_cmd += ["-a", f"strategy={args.strategy}"]

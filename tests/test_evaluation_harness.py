@@ -65,12 +65,17 @@ def test_topic_file_and_crawl_command(tmp_path: Path) -> None:
         f"FOCUSCRAWL_CRAWL_LOG={tmp_path / 'l.jsonl'}" in cmd and "CLOSESPIDER_PAGECOUNT=50" in cmd
     )
     assert "strategy=" not in " ".join(crawl_command(path, None, 50, tmp_path / "l", tmp_path, 60))
+    assert not any("ALLOW_PRIVATE" in arg for arg in cmd)
+    allowed = crawl_command(path, None, 5, tmp_path, tmp_path, 60, "127.0.0.2,127.0.0.3")
+    assert allowed[-2:] == ["-s", "FOCUSCRAWL_ALLOW_PRIVATE=127.0.0.2,127.0.0.3"]
 
 
 def test_tiny_real_run_on_the_synthetic_web(tmp_path: Path, testweb_synthetic: Any) -> None:
     topic = build_topic("synthetic", "birds", testweb_synthetic, None)
     assert topic.seeds == testweb_synthetic.seeds["birds"]
-    report = evaluate_topic("synthetic", topic, ["bestfirst"], 60, tmp_path, timeout=240)
+    report = evaluate_topic(
+        "synthetic", topic, ["bestfirst"], 60, tmp_path, 240, testweb_synthetic.allow_private
+    )
     run = report["strategies"]["bestfirst"]
     assert run["returncode"] == 0
     assert 60 <= run["fetched"] <= 80  # CLOSESPIDER_PAGECOUNT stops it a little after 60

@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.netguard import allow_private_args
 from tests.test_spider_topical import topic_file
 
 CONCURRENCY = 8
 
 
-def crawl_cmd(topic: Path, jobdir: Path, log: Path, pages: int) -> list[str]:
+def crawl_cmd(topic: Path, jobdir: Path, log: Path, pages: int, web: Any) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -39,6 +40,7 @@ def crawl_cmd(topic: Path, jobdir: Path, log: Path, pages: int) -> list[str]:
         f"CONCURRENT_REQUESTS={CONCURRENCY}",
         "-s",
         "FOCUSCRAWL_CHANGE_ENABLED=False",
+        *allow_private_args(web.hosts),
     ]
 
 
@@ -56,7 +58,7 @@ def test_sigkill_and_resume(tmp_path: Path, testweb_synthetic: Any) -> None:
     jobdir = tmp_path / "job"
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     proc = subprocess.Popen(
-        crawl_cmd(topic, jobdir, first, 5000),
+        crawl_cmd(topic, jobdir, first, 5000, testweb_synthetic),
         env=env,
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
@@ -75,7 +77,7 @@ def test_sigkill_and_resume(tmp_path: Path, testweb_synthetic: Any) -> None:
     assert len(before) >= 100
 
     resumed = subprocess.run(
-        crawl_cmd(topic, jobdir, second, 150),
+        crawl_cmd(topic, jobdir, second, 150, testweb_synthetic),
         env=env,
         cwd=tmp_path,
         capture_output=True,

@@ -113,6 +113,7 @@ def test_a_crawl_with_online_retraining_records_its_timing_stats(tmp_path, testw
         "FOCUSCRAWL_RETRAIN_EVERY=100",
         "-s",
         f"FOCUSCRAWL_STATS_FILE={stats_file}",
+        web=testweb_synthetic,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     stats = json.loads(stats_file.read_text())

@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from focuscrawl.index import PageIndex
+from focuscrawl.netguard import allow_private_args
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -48,7 +49,8 @@ def crawl(tmp_path_factory: pytest.TempPathFactory, testweb_synthetic: Any) -> P
          "-s", f"CLOSESPIDER_PAGECOUNT={PAGES}",
          "-s", f"FOCUSCRAWL_DATA_DIR={tmp / 'data'}",
          "-s", f"FOCUSCRAWL_CRAWL_LOG={tmp / 'log.jsonl'}",
-         "-s", f"FOCUSCRAWL_STATS_FILE={tmp / 'data' / 'stats.json'}"],
+         "-s", f"FOCUSCRAWL_STATS_FILE={tmp / 'data' / 'stats.json'}",
+         *allow_private_args(testweb_synthetic.hosts)],
         cwd=tmp, env=env, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

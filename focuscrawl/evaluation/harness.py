@@ -6,7 +6,8 @@ corpus labels::
 
     SCRAPY_SETTINGS_MODULE=focuscrawl.settings python -m scrapy crawl topical \\
         -a topic=<topic.toml> -a strategy=<name> -s FOCUSCRAWL_CRAWL_LOG=<log.jsonl> \\
-        -s CLOSESPIDER_PAGECOUNT=<pages> -s LOG_LEVEL=INFO
+        -s CLOSESPIDER_PAGECOUNT=<pages> -s LOG_LEVEL=INFO \\
+        -s FOCUSCRAWL_ALLOW_PRIVATE=<the test web's loopback hosts>
 """
 
 from __future__ import annotations
@@ -54,8 +55,16 @@ class CrawlRun:
 
 
 def crawl_command(
-    topic_file: Path, strategy: str | None, pages: int, log: Path, data_dir: Path, timeout: float
+    topic_file: Path,
+    strategy: str | None,
+    pages: int,
+    log: Path,
+    data_dir: Path,
+    timeout: float,
+    allow_private: str = "",
 ) -> list[str]:
+    """The ``scrapy crawl topical`` command line; ``allow_private``: the test web's hosts, which
+    the crawl may reach although they are loopback addresses (``FOCUSCRAWL_ALLOW_PRIVATE``)."""
     cmd = [sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic_file}"]
     if strategy:
         cmd += ["-a", f"strategy={strategy}"]
@@ -67,11 +76,18 @@ def crawl_command(
         "-s", "LOG_LEVEL=INFO",
         "-s", "TELNETCONSOLE_ENABLED=False",
     ]  # fmt: skip
+    if allow_private:
+        cmd += ["-s", f"FOCUSCRAWL_ALLOW_PRIVATE={allow_private}"]
     return cmd
 
 
 def run_crawl(
-    topic_file: Path, strategy: str | None, pages: int, workdir: Path, timeout: float = 900
+    topic_file: Path,
+    strategy: str | None,
+    pages: int,
+    workdir: Path,
+    timeout: float = 900,
+    allow_private: str = "",
 ) -> CrawlRun:
     """One crawl subprocess; its Scrapy log goes to ``<workdir>/<strategy>.log``."""
     name = strategy or "default"
@@ -79,7 +95,8 @@ def run_crawl(
     log = workdir / f"{name}.jsonl"
     output = workdir / f"{name}.log"
     log.unlink(missing_ok=True)
-    cmd = crawl_command(topic_file, strategy, pages, log, workdir / f"{name}-data", timeout)
+    data_dir = workdir / f"{name}-data"
+    cmd = crawl_command(topic_file, strategy, pages, log, data_dir, timeout, allow_private)
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     logger.info("crawl %s: %s", name, " ".join(cmd))
     start = time.perf_counter()
@@ -126,14 +143,18 @@ def evaluate_topic(
     pages: int,
     out: Path,
     timeout: float = 900,
+    allow_private: str = "",
 ) -> dict[str, Any]:
-    """Crawl ``topic`` with every strategy (the web must be running) and write its report."""
+    """Crawl ``topic`` with every strategy (the web must be running, on the hosts
+    ``allow_private`` lists) and write its report."""
     workdir = out / "runs" / topic.slug
     topic_file = write_topic_toml(topic, workdir / "topic.toml")
     results: dict[str, CrawlMetrics] = {}
     runs: dict[str, dict[str, Any]] = {}
     for strategy in strategies:
-        run = run_crawl(topic_file.resolve(), strategy, pages, workdir.resolve(), timeout)
+        run = run_crawl(
+            topic_file.resolve(), strategy, pages, workdir.resolve(), timeout, allow_private
+        )
         metrics = evaluate_log(run.log, topic.labels)
         results[run.strategy] = metrics
         runs[run.strategy] = run.as_dict()
@@ -166,6 +187,10 @@ def run_evaluation(
     with TestWebProcess(corpus, hosts=hosts, corpora=corpora) as web:
         for name in topics:
             topic = build_topic(corpus, name, web, corpora)
-            reports.append(evaluate_topic(corpus, topic, strategies, pages, out, timeout))
+            reports.append(
+                evaluate_topic(
+                    corpus, topic, strategies, pages, out, timeout, allow_private=web.allow_private
+                )
+            )
     (out / "report.md").write_text("\n".join(markdown_table(r) for r in reports), encoding="utf-8")
     return reports

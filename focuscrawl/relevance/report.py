@@ -184,6 +184,7 @@ def crawl_stall(pages: int = 4000, every: int = 1000, corpus: str = "synthetic")
                 "-s", f"FOCUSCRAWL_RETRAIN_EVERY={retrain}",
                 "-s", f"FOCUSCRAWL_STATS_FILE={stats_path}",
                 "-s", f"FOCUSCRAWL_DATA_DIR={tmp}/data{retrain}",
+                "-s", f"FOCUSCRAWL_ALLOW_PRIVATE={web.allow_private}",
             ]  # fmt: skip
             subprocess.run(cmd, check=True, env=env, cwd=project, timeout=1800)
             stats = json.loads(stats_path.read_text())
