@@ -27,9 +27,15 @@ class Topic:
     def example_urls(self) -> list[str]:
         return [e for e in self.examples if _is_url(e)]
 
+    def negative_urls(self) -> list[str]:
+        return [e for e in self.negatives if _is_url(e)]
+
 
 def _is_url(text: str) -> bool:
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        return False
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
@@ -101,3 +107,45 @@ def _resolve(entry: str, topic_file: Path) -> str:
     if _is_url(entry):
         return entry
     return str((topic_file.parent / entry).resolve())
+
+
+MAX_SHARED_ITEMS = 10_000  # keywords, seeds or examples in a topic read from a shared store
+MAX_SHARED_TEXT = 8192  # characters of one of them
+
+
+def shared_topic(data: object, where: str) -> tuple[Topic, list[str]]:
+    """A topic read from a store other processes write (Redis), checked as a local one is:
+    a name, keywords, seeds that are all http(s) URLs. Examples and negatives are kept only when
+    they are URLs: a local path named there is never read (it would be a file of this machine
+    chosen by whoever wrote the store). Returns the topic and the entries left out; raises
+    :class:`TopicError` when it cannot be used."""
+    if not isinstance(data, dict):
+        raise TopicError(f"{where}: not a JSON object")
+    lists: dict[str, list[str]] = {}
+    for key in ("keywords", "seeds", "examples", "negatives"):
+        value = data.get(key, [])
+        if (
+            not isinstance(value, list)
+            or len(value) > MAX_SHARED_ITEMS
+            or not all(isinstance(v, str) and len(v) <= MAX_SHARED_TEXT for v in value)
+        ):
+            raise TopicError(f"{where}: '{key}' must be a list of strings")
+        lists[key] = [v.strip() for v in value if v.strip()]
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_SHARED_TEXT:
+        raise TopicError(f"{where}: 'name' must be a non-empty string")
+    bad = [s for s in lists["seeds"] if not _is_url(s)]
+    if bad:
+        raise TopicError(f"{where}: seed is not an http(s) URL: {bad[0][:200]!r}")
+    if not lists["seeds"]:
+        raise TopicError(f"{where}: the topic has no seeds")
+    left_out = [e for key in ("examples", "negatives") for e in lists[key] if not _is_url(e)]
+    topic = Topic(
+        name=name.strip(),
+        keywords=lists["keywords"] or [name.strip()],
+        seeds=lists["seeds"],
+        examples=[e for e in lists["examples"] if _is_url(e)],
+        negatives=[e for e in lists["negatives"] if _is_url(e)],
+        source=where,
+    )
+    return topic, left_out

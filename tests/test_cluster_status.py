@@ -22,8 +22,7 @@ def test_status_shows_queue_in_flight_and_workers(
     frontier.open()
     for i in range(5):
         push(frontier, f"http://a.test/{i}", i / 10)
-    assert frontier.pop() is not None  # one in flight
-    frontier.close()
+    assert frontier.pop() is not None  # one in flight (closing would put it back: after)
     publish_topic(redis_client, PREFIX, Topic("birds", ["birds"], ["http://a.test/"]))
     write_worker(redis_client, PREFIX, "m1:10", {"state": "running", "pages": 30, "judged": 20,
                                                  "relevant": 15, "harvest_rate": 0.75, "updated": 0})  # fmt: skip
@@ -39,6 +38,7 @@ def test_status_shows_queue_in_flight_and_workers(
     assert main(["status", "--redis-url", redis_url]) == 0
     text = capsys.readouterr().out
     assert "queued 4" in text and "in flight 1" in text and "m2:11" in text
+    frontier.close()
 
 
 def test_status_without_redis_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:

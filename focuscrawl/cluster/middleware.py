@@ -21,6 +21,8 @@ from twisted.internet.task import deferLater
 
 from focuscrawl.cluster.politeness import HostGate
 from focuscrawl.cluster.state import worker_id
+from focuscrawl.crawlstop import Unfinished, engine_stopping
+from focuscrawl.credentials import redact_text
 from focuscrawl.frontier.base import host_of
 from focuscrawl.frontier.factory import redis_url
 
@@ -87,7 +89,10 @@ class ClusterPolitenessMiddleware:
         try:
             self.gate.flush()
         except redis.RedisError as exc:  # the slots' own deadlines free them
-            logger.warning("Host slots not released (%s); they expire by themselves", exc)
+            logger.warning(
+                "Host slots not released (%s); they expire by themselves",
+                redact_text(str(exc), self.gate.url),
+            )
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if _is_robots(request):
@@ -100,11 +105,15 @@ class ClusterPolitenessMiddleware:
 
         outage = 0.5
         while True:
+            if engine_stopping(self.crawler):  # not fetched, not acknowledged: fetched again
+                raise Unfinished(f"the crawl stops before {request.url} got a host slot")
             try:
                 wait = self.gate.acquire(host, token)
             except redis.RedisError as exc:  # Redis down: wait for it, never fail the request
                 logger.error(
-                    "Redis unreachable for host slots (%s); retrying in %.1fs", exc, outage
+                    "Redis unreachable for host slots (%s); retrying in %.1fs",
+                    redact_text(str(exc), self.gate.url),
+                    outage,
                 )
                 wait, outage = outage, min(outage * 2, 10.0)
             if wait == 0.0:
@@ -138,7 +147,10 @@ class ClusterPolitenessMiddleware:
             try:
                 self.gate.release(*slot)
             except redis.RedisError as exc:  # the slot's own deadline frees it
-                logger.warning("Host slot not released (%s); it expires by itself", exc)
+                logger.warning(
+                    "Host slot not released (%s); it expires by itself",
+                    redact_text(str(exc), self.gate.url),
+                )
 
     def _read_crawl_delay(self, request: Request, response: Response) -> None:
         from protego import Protego

@@ -18,6 +18,7 @@ from scrapy.exceptions import NotConfigured
 from twisted.internet import task
 
 from focuscrawl.cluster.state import worker_id, write_worker
+from focuscrawl.credentials import RedisAuthError, first_report, redact_text
 from focuscrawl.frontier.factory import redis_url
 
 if TYPE_CHECKING:
@@ -95,5 +96,9 @@ class ClusterStats:
 
         try:
             write_worker(self._client, self.prefix, self.worker, self.record(state))
+        except redis.AuthenticationError as exc:  # said once, by whichever component met it
+            logger.log(*first_report(str(RedisAuthError(self.url, exc))))
         except redis.RedisError as exc:
-            logger.warning("Cluster stats not written to Redis: %s", exc)
+            logger.warning(
+                "Cluster stats not written to Redis: %s", redact_text(str(exc), self.url)
+            )

@@ -11,6 +11,7 @@ from pathlib import Path
 from focuscrawl.cli import CommandError
 
 NAME = "search"
+EXAMPLE = 'focuscrawl search "bald eagle nest" --index focuscrawl-data/index.sqlite'
 HELP = "search the page index of a crawl (BM25 combined with topical relevance)"
 
 
@@ -85,6 +86,7 @@ def weights_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 def run(args: argparse.Namespace) -> int:
     from focuscrawl.index import QueryError
     from focuscrawl.index.render import hit_dict, snippet_text
+    from focuscrawl.terminal import json_terminal_safe, terminal_line
 
     if args.limit < 1:
         raise CommandError("-n must be at least 1")
@@ -101,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
             "mode": result.mode,
             "hits": [hit_dict(h) for h in result.hits],
         }
-        json.dump(out, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+        # crawled text: C1 controls and bidi overrides escaped, the same JSON for a program
+        sys.stdout.write(json_terminal_safe(json.dumps(out, ensure_ascii=False)) + "\n")
         return 0
     if not result.hits:
         print(f"no results for {args.query!r}")
@@ -112,8 +114,10 @@ def run(args: argparse.Namespace) -> int:
     bold, mark, reset = ("\x1b[1m", "\x1b[7m", "\x1b[0m") if sys.stdout.isatty() else ("", "[", "]")
     mark_end = reset if sys.stdout.isatty() else "]"
     for i, hit in enumerate(result.hits, 1):
-        print(f"{i:2d}. {bold}{hit.title or hit.url}{reset if bold else ''}")
-        print(f"    {hit.url}")
+        # crawled text, cleaned before our own highlighting escapes are added
+        title, url = terminal_line(hit.title or hit.url), terminal_line(hit.url)
+        print(f"{i:2d}. {bold}{title}{reset if bold else ''}")
+        print(f"    {url}")
         print(f"    relevance {hit.relevance:.3f}  score {hit.score:.3f}")
-        print(f"    {snippet_text(hit.snippet, mark, mark_end)}")
+        print(f"    {snippet_text(terminal_line(hit.snippet), mark, mark_end)}")
     return 0

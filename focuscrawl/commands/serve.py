@@ -12,6 +12,7 @@ from focuscrawl.cli import CommandError
 from focuscrawl.commands.search import add_index_arguments, default_index_path, weights_from
 
 NAME = "serve"
+EXAMPLE = "focuscrawl serve --index focuscrawl-data/index.sqlite --port 8080"
 HELP = "serve the search page and the crawl dashboard on loopback (prints a JSON ready line)"
 
 
@@ -33,6 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=int, default=8300, help="port; 0 picks a free one (default 8300)"
     )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another Host header name to answer (repeatable; the bound address and localhost "
+        "always work): requests for any other name get 421, against DNS rebinding",
+    )
     parser.add_argument("--relevance-weight", type=float, default=None)
     parser.add_argument("--authority-weight", type=float, default=None)
 
@@ -49,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     )
     sources = Sources(index=index, crawl_log=log, stats=stats, weights=weights_from(args))
     try:
-        server = make_server(sources, args.host, args.port)
+        server = make_server(sources, args.host, args.port, args.allowed_host)
     except (ValueError, OSError) as exc:
         raise CommandError(str(exc)) from exc
     # one JSON line once listening: scripts and tests wait on it, never on a timer

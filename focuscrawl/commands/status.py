@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 from dataclasses import asdict
 
 from focuscrawl.cli import CommandError
+from focuscrawl.credentials import RedisAuthError, redact_text, redact_url, with_env_password
+from focuscrawl.terminal import terminal_line
 
 NAME = "status"
+EXAMPLE = "focuscrawl status --redis-url redis://127.0.0.1:6379/0"
+QUARANTINE_SHOWN = 20
 HELP = "show a Redis crawl cluster: pages, harvest rate, queue size, in flight, per worker"
 
 
@@ -31,15 +36,25 @@ def run(args: argparse.Namespace) -> int:
     import redis
 
     from focuscrawl.cluster.state import read_status
+    from focuscrawl.frontier.quarantine import read_redis_quarantine
 
     if not args.redis_url:
         raise CommandError("no Redis: pass --redis-url or set REDIS_URL")
+    url = with_env_password(args.redis_url)
     prefix = args.prefix or f"focuscrawl:{args.spider}"
-    client = redis.Redis.from_url(args.redis_url, socket_connect_timeout=5)
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=5)
+    except ValueError as exc:  # a malformed URL: redis-py's message may quote it
+        raise CommandError(
+            f"bad Redis URL {redact_url(url)}: {redact_text(str(exc), url)}"
+        ) from None
     try:
         status = read_status(client, prefix)
+        quarantined = read_redis_quarantine(client, prefix)
+    except redis.AuthenticationError as exc:
+        raise CommandError(str(RedisAuthError(url, exc))) from None
     except redis.RedisError as exc:
-        raise CommandError(f"cannot read {args.redis_url}: {exc}") from exc
+        raise CommandError(f"cannot read {redact_url(url)}: {redact_text(str(exc), url)}") from None
     finally:
         client.close()
     if args.json:
@@ -47,26 +62,45 @@ def run(args: argparse.Namespace) -> int:
             "pages": status.pages,
             "relevant": status.relevant,
             "harvest_rate": round(status.harvest_rate, 4),
+            "quarantined": [asdict(q) for q in quarantined],
         }
         print(json.dumps(out, indent=2, sort_keys=True))
         return 0
-    print(f"crawl {prefix}" + (f"  topic: {status.topic}" if status.topic else ""))
+    # topic, worker names and states come from Redis: printed without control characters
+    topic = terminal_line(status.topic)
+    print(f"crawl {terminal_line(prefix)}" + (f"  topic: {topic}" if topic else ""))
     print(
         f"pages {status.pages}  relevant {status.relevant}  "
         f"harvest rate {status.harvest_rate:.3f}  queued {status.queued}  "
-        f"in flight {status.in_flight}  redelivered {status.redelivered}"
+        f"in flight {status.in_flight}  redelivered {status.redelivered}  "
+        f"quarantined {len(quarantined)}"
     )
+    for q in quarantined[-QUARANTINE_SHOWN:]:  # pages that killed a worker twice: never re-queued
+        print(f"quarantined after {q.attempts} attempts: {terminal_line(q.url)[:200]}")
     if not status.workers:
         print("no workers have reported yet")
         return 0
     # states as long as "finished (closespider_pagecount)" keep the columns aligned
-    width = max(22, *(len(str(w.get("state", "?"))) for w in status.workers.values()))
+    states = {
+        name: terminal_line(str(w.get("state", "?")))[:80] for name, w in status.workers.items()
+    }
+    width = max(22, *(len(state) for state in states.values()))
     print(f"{'worker':32} {'state':{width}} {'pages':>7} {'harvest':>8} {'updated':>9}")
     now = time.time()
     for name, w in status.workers.items():
-        age = now - float(w.get("updated", now))
+        age = now - _number(w.get("updated"), now)
         print(
-            f"{name:32} {str(w.get('state', '?')):{width}} {int(w.get('pages', 0)):7d} "
-            f"{float(w.get('harvest_rate', 0.0)):8.3f} {age:8.0f}s"
+            f"{terminal_line(name)[:80]:32} {states[name]:{width}} "
+            f"{int(_number(w.get('pages'), 0)):7d} "
+            f"{_number(w.get('harvest_rate'), 0.0):8.3f} {age:8.0f}s"
         )
     return 0
+
+
+def _number(value: object, default: float) -> float:
+    """A worker's figure as a number; ``default`` for what another program wrote otherwise."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+    return number if math.isfinite(number) else default

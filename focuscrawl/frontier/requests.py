@@ -2,6 +2,10 @@
 
 The common case — a GET from the spider with ``meta = {"focuscrawl": {...}, "depth": n}`` and
 the default callback — becomes ``{"meta": {...}}``; anything else adds only its differing fields.
+
+Data read back may come from anyone who can write to the frontier's Redis: :func:`decode` rebuilds
+only what :mod:`.trust` allows and raises :class:`~.trust.BadEntry` otherwise; :func:`encode`
+refuses (``TypeError``: the scheduler keeps the request in memory) what decode would not rebuild.
 """
 
 from __future__ import annotations
@@ -10,11 +14,28 @@ from typing import Any
 
 from scrapy import Request, Spider
 
+from focuscrawl.frontier.trust import (
+    HEADERS,
+    METHODS,
+    BadEntry,
+    allowed_callbacks,
+    check_entry,
+    meta_rules,
+)
+
+__all__ = ["FP_META", "BadEntry", "decode", "encode", "score_of"]
+
 FP_META = "_focuscrawl_fp"  # hex fingerprint of the frontier entry a request was popped from
 # meta Scrapy's components add while a request is processed, not needed to rebuild it
 _TRANSIENT_META = frozenset(
-    {FP_META, "download_slot", "download_latency", "_slot_key", "download_timeout"}
-)
+    {
+        FP_META, "download_slot", "download_latency", "_slot_key", "download_timeout",
+        "focuscrawl_conditional", "_focuscrawl_host_slot", "_dont_cache", "cached_response",
+        "cache_timestamp",
+    }
+)  # fmt: skip
+# set by HttpProxyMiddleware from the environment (``_scheme_proxy``): set again on download
+_ENV_PROXY_META = ("proxy", "_scheme_proxy", "_auth_proxy")
 
 
 def score_of(request: Request) -> float:
@@ -25,26 +46,38 @@ def score_of(request: Request) -> float:
 
 
 def encode(request: Request, spider: Spider) -> dict[str, Any]:
+    """The request as frontier data; ``TypeError`` when :func:`decode` would not rebuild it
+    (a method, header, meta key or callback a queue entry may not carry)."""
     data: dict[str, Any] = {}
     meta = {k: v for k, v in request.meta.items() if k not in _TRANSIENT_META}
+    if meta.get("_scheme_proxy"):
+        for key in _ENV_PROXY_META:
+            meta.pop(key, None)
     if meta:
+        allowed = meta_rules(spider)
+        for key in meta:
+            if key not in allowed:
+                raise TypeError(f"meta key {key!r} is not stored in a frontier")
         data["meta"] = meta
+    if request.method not in METHODS or request.body or request.cookies:
+        raise TypeError(f"{request.method} requests with a body or cookies stay in memory")
     if request.method != "GET":
         data["method"] = request.method
-    if request.body:
-        data["body"] = request.body.decode("latin-1")
     if request.headers:
-        data["headers"] = {
+        headers = {
             k.decode("latin-1"): [v.decode("latin-1") for v in vs]
             for k, vs in request.headers.items()
         }
-    if request.cookies:
-        data["cookies"] = request.cookies
+        for name in headers:
+            if name.lower() not in HEADERS:
+                raise TypeError(f"header {name!r} is not stored in a frontier")
+        data["headers"] = headers
+    callbacks = allowed_callbacks(spider)
     for key, func in (("cb", request.callback), ("eb", request.errback)):
         if func is not None:
             name = getattr(func, "__name__", "")
-            if getattr(func, "__self__", None) is not spider or not name:
-                raise TypeError(f"{key} {func!r} is not a method of the spider")
+            if getattr(func, "__self__", None) is not spider or name not in callbacks:
+                raise TypeError(f"{key} {func!r} is not in the spider's frontier_callbacks")
             if not (key == "cb" and name == "parse"):
                 data[key] = name
     if request.priority:
@@ -55,6 +88,9 @@ def encode(request: Request, spider: Spider) -> dict[str, Any]:
 
 
 def decode(url: str, fingerprint: bytes, data: dict[str, Any], spider: Spider) -> Request:
+    """The request of a stored entry; :class:`BadEntry` when the entry breaks a rule of
+    :mod:`.trust` (the caller drops and counts it)."""
+    check_entry(url, data, spider)
     meta = dict(data.get("meta") or {})
     meta[FP_META] = fingerprint.hex()
     return Request(
@@ -63,8 +99,6 @@ def decode(url: str, fingerprint: bytes, data: dict[str, Any], spider: Spider) -
         errback=getattr(spider, data["eb"]) if "eb" in data else None,
         method=data.get("method", "GET"),
         headers=data.get("headers"),
-        body=data.get("body", "").encode("latin-1") or None,
-        cookies=data.get("cookies"),
         meta=meta,
         priority=data.get("pr", 0),
         flags=data.get("flags"),

@@ -35,10 +35,13 @@ from scrapy.http import Response, TextResponse
 from focuscrawl.blocks.model import Page
 from focuscrawl.blocks.partition import partition
 from focuscrawl.cluster.state import publish_topic, read_topic, worker_id
+from focuscrawl.credentials import RedisAuthError, redact_text
 from focuscrawl.frontier.factory import redis_url
 from focuscrawl.frontier.policy import Judgement
+from focuscrawl.frontier.trust import BadEntry, check_url
 from focuscrawl.spiders.topical import TopicalSpider
-from focuscrawl.topic import Topic, load_topic
+from focuscrawl.terminal import terminal_line
+from focuscrawl.topic import Topic, TopicError, load_topic
 
 logger = logging.getLogger(__name__)
 MAX_SHARED_PAGE = 2 << 20  # seed pages larger than this are not shared (bytes)
@@ -62,6 +65,8 @@ class TopicalRedisSpider(TopicalSpider):
         self._calib_read = 0  # records of <prefix>:calib read so far
         self._calib_next = 0.0  # monotonic time of the next look at <prefix>:calib
         self._judge: Any = None  # the policy's own judge (the spider's is wrapped)
+        self._url = ""  # the Redis URL: printed only through redact_url / redact_text
+        self._bad_kinds: set[str] = set()  # kinds of bad calibration records logged so far
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicalRedisSpider:
@@ -87,15 +92,22 @@ class TopicalRedisSpider(TopicalSpider):
         self.prefix = (s.get("FOCUSCRAWL_REDIS_PREFIX") or "focuscrawl:%(spider)s") % {
             "spider": self.name
         }
+        self._url = url
         self._client = redis.Redis.from_url(url)
         if self.local_topic is not None:
-            if not publish_topic(self._client, self.prefix, self.local_topic):
-                shared = read_topic(self._client, self.prefix)
-                if shared.name != self.local_topic.name:
-                    logger.warning(
-                        "Redis already holds topic %r for this crawl; this worker uses %r",
-                        shared.name, self.local_topic.name,
-                    )  # fmt: skip
+            try:
+                published = publish_topic(self._client, self.prefix, self.local_topic)
+                shared = None if published else read_topic(self._client, self.prefix)
+            except redis.AuthenticationError as exc:
+                raise self._auth_failed(exc) from None
+            except TopicError as exc:  # someone else's topic is there: this worker uses its own
+                logger.warning("Redis holds an unusable topic for this crawl (%s)", exc)
+                shared = None
+            if shared is not None and shared.name != self.local_topic.name:
+                logger.warning(
+                    "Redis already holds topic %r for this crawl; this worker uses %r",
+                    terminal_line(shared.name)[:200], self.local_topic.name,
+                )  # fmt: skip
             self.topic = self.local_topic
             self._finish_setup(spider)
             return None
@@ -103,6 +115,8 @@ class TopicalRedisSpider(TopicalSpider):
             if self._client.exists(f"{self.prefix}:topic"):
                 self._join_now(spider)
                 return None
+        except redis.AuthenticationError as exc:
+            raise self._auth_failed(exc) from None
         except redis.RedisError:
             pass
         # spider_opened waits for this coroutine: nothing is popped before the topic is known
@@ -123,8 +137,10 @@ class TopicalRedisSpider(TopicalSpider):
                 if self._client.exists(f"{self.prefix}:topic"):
                     break
                 reason = "no topic yet (the first worker brings it: -a topic=... -a seeds=...)"
+            except redis.AuthenticationError as exc:
+                raise self._auth_failed(exc) from None
             except redis.RedisError as exc:
-                reason = f"Redis unreachable ({exc})"
+                reason = f"Redis unreachable ({redact_text(str(exc), self._url)})"
             if waited >= timeout:
                 logger.error("No topic for crawl %s after %.0fs: stopping", self.prefix, waited)
                 raise CloseSpider("no_topic")
@@ -135,9 +151,21 @@ class TopicalRedisSpider(TopicalSpider):
         self._join_now(spider)
 
     def _join_now(self, spider: Spider) -> None:
-        self.topic = read_topic(self._client, self.prefix)
-        logger.info("Joined crawl %s: topic %r from Redis", self.prefix, self.topic.name)
+        try:
+            self.topic = read_topic(self._client, self.prefix)
+        except TopicError as exc:  # checked as a local topic is: nothing else is crawled
+            logger.error("Cannot join crawl %s: %s", self.prefix, terminal_line(str(exc))[:500])
+            raise CloseSpider("bad_topic") from None
+        logger.info(
+            "Joined crawl %s: topic %r from Redis", self.prefix, terminal_line(self.topic.name)
+        )
         self._finish_setup(spider)
+
+    def _auth_failed(self, exc: Exception) -> CloseSpider:
+        """Redis refused the credentials: the scheduler said so in one line when it opened the
+        frontier; the spider stops without a second one."""
+        logger.debug("%s", RedisAuthError(self._url, exc))
+        return CloseSpider("redis_auth")
 
     def _finish_setup(self, spider: Spider) -> None:
         super().setup(spider)
@@ -169,7 +197,9 @@ class TopicalRedisSpider(TopicalSpider):
         try:
             self._client.rpush(f"{self.prefix}:calib", json.dumps(record))
         except redis.RedisError as exc:
-            logger.warning("Seed page not shared through Redis: %s", exc)
+            logger.warning(
+                "Seed page not shared through Redis: %s", redact_text(str(exc), self._url)
+            )
 
     def _replay_calibration(self) -> None:
         """Judge the seed and example pages other workers fetched, as if this worker had: the
@@ -184,17 +214,51 @@ class TopicalRedisSpider(TopicalSpider):
         try:
             raw = self._client.lrange(f"{self.prefix}:calib", self._calib_read, -1)
         except redis.RedisError as exc:
-            logger.warning("Seed pages not read from Redis: %s", exc)
+            logger.warning("Seed pages not read from Redis: %s", redact_text(str(exc), self._url))
             raw = []
         self._calib_read += len(raw)
         for item in raw:
-            record = json.loads(item)
-            if record.get("w") == self._worker:
+            record = self._calibration_record(item)
+            if record is None or record["w"] == self._worker:
                 continue
-            page = partition(str(record["html"]), str(record["url"]))
+            page = partition(record["html"], record["url"])
             if not page.error:
-                self._judge(page, {"d": 0, str(record["kind"]): 1})
+                self._judge(page, {"d": 0, record["kind"]: 1})
         self._calib_next = now + (5.0 if self.policy._seed_scores else 0.0)
+
+    def _calibration_record(self, item: bytes) -> dict[str, str] | None:
+        """A ``P:calib`` record as another worker writes it, else None (counted, logged once
+        per kind): a seed or example page of an http(s) URL, its HTML no larger than a worker
+        shares."""
+        try:
+            record = json.loads(item)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            return self._bad_calibration("json")
+        if record.get("kind") not in ("seed", "ex"):
+            return self._bad_calibration("kind")
+        html, url = record.get("html"), record.get("url")
+        if not isinstance(html, str) or len(html) > MAX_SHARED_PAGE:
+            return self._bad_calibration("html")
+        try:
+            check_url(url)
+        except BadEntry:
+            return self._bad_calibration("url")
+        return {"w": str(record.get("w")), "kind": record["kind"], "url": url, "html": html}
+
+    def _bad_calibration(self, kind: str) -> None:
+        stats = self.crawler.stats
+        stats.inc_value("focuscrawl/skip/bad_calibration_entry")
+        stats.inc_value(f"focuscrawl/skip/bad_calibration_entry/{kind}")
+        if kind not in self._bad_kinds:
+            self._bad_kinds.add(kind)
+            logger.warning(
+                "Ignored a seed page in %s:calib this crawler did not write (bad %s); others "
+                "of this kind are only counted",
+                self.prefix, kind,
+            )  # fmt: skip
+        return None
 
     def spider_idle(self, spider: Spider) -> None:
         import redis
@@ -203,7 +267,10 @@ class TopicalRedisSpider(TopicalSpider):
             queued = int(self._client.get(f"{self.prefix}:n") or 0)
             in_flight = int(self._client.zcard(f"{self.prefix}:lease"))
         except redis.RedisError as exc:  # Redis down: stay up, the crawl resumes with it
-            logger.error("Redis unreachable while idle (%s); waiting for it", exc)
+            logger.error(
+                "Redis unreachable while idle (%s); waiting for it",
+                redact_text(str(exc), self._url),
+            )
             raise DontCloseSpider from None
         if queued or in_flight:
             self.idle_rounds = 0

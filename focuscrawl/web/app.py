@@ -2,7 +2,9 @@
 
 Routes: ``/`` (search page, ``?q=``), ``/dashboard``, ``/plot/harvest.png``,
 ``/api/search?q=&n=`` and ``/api/dashboard`` (JSON). Each request opens the index read-only, so
-the server can run while a crawl writes the index.
+the server can run while a crawl writes the index. A request whose ``Host`` is not the bound
+address, ``localhost`` or a listed name gets 421 (400 without a Host): no answers through a
+rebound DNS name (:mod:`.hostcheck`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import ipaddress
 import json
 import logging
 import sqlite3
+import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 from focuscrawl.index import PageIndex, QueryError, RankWeights
 from focuscrawl.index.render import hit_dict
 from focuscrawl.web import data, pages
+from focuscrawl.web.hostcheck import allowed_hosts, host_allowed
 from focuscrawl.web.plot import harvest_png
 
 logger = logging.getLogger(__name__)
@@ -98,6 +103,8 @@ class Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:
+        if not self._host_ok():
+            return
         url = urlsplit(self.path)
         params = {k: v[-1] for k, v in parse_qs(url.query).items()}
         try:
@@ -115,6 +122,19 @@ class Handler(BaseHTTPRequestHandler):
         except Exception:  # one bad request must not stop the server
             logger.exception("error serving %s", self.path)
             self._html(pages.page("error", "<h1>internal error</h1>"), 500)
+
+    def _host_ok(self) -> bool:
+        """False (and answered: 400 without a Host, else 421) unless the Host header names this
+        server: a browser sends the DNS name it resolved, so a rebound name is refused."""
+        host = self.headers.get("Host")
+        if host_allowed(host, self.server.allowed_hosts):
+            return True
+        self.server.count_rejected(host)
+        status = HTTPStatus.MISDIRECTED_REQUEST if host else HTTPStatus.BAD_REQUEST
+        self._send(
+            status, b"unknown Host: use the address focuscrawl serve printed\n", "text/plain"
+        )
+        return False
 
     def _search(self, query: str, limit: int = 10) -> tuple[Any, str | None, int | None]:
         index = open_index(self.server.sources)
@@ -154,7 +174,9 @@ class Handler(BaseHTTPRequestHandler):
         self._html(pages.dashboard_page(dashboard_data(self.server.sources)))
 
     def api_dashboard(self, params: dict[str, str]) -> None:
-        self._json(dashboard_data(self.server.sources))
+        self._json(
+            dashboard_data(self.server.sources) | {"rejected_hosts": self.server.rejected_hosts}
+        )
 
     def plot(self, params: dict[str, str]) -> None:
         records, _ = data.read_crawl_log(self.server.sources.crawl_log)
@@ -164,9 +186,29 @@ class Handler(BaseHTTPRequestHandler):
 class WebServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], sources: Sources) -> None:
+    def __init__(
+        self, address: tuple[str, int], sources: Sources, extra_hosts: Iterable[str] = ()
+    ) -> None:
         self.sources = sources
+        self.rejected_hosts = 0  # requests refused for their Host header
+        self._rejected_lock = threading.Lock()
+        self._logged_hosts: set[str] = set()
         super().__init__(address, Handler)
+        # the name asked for ("localhost") and the address bound (what .url prints)
+        bound = str(self.server_address[0])
+        self.allowed_hosts = allowed_hosts(bound, [address[0], *extra_hosts])
+
+    def count_rejected(self, host: str | None) -> None:
+        with self._rejected_lock:
+            self.rejected_hosts += 1
+            first = len(self._logged_hosts) < 100 and (host or "") not in self._logged_hosts
+            if first:
+                self._logged_hosts.add(host or "")
+        if first:  # once per Host value: a rebinding page may ask many times
+            logger.warning(
+                "Refused a request for Host %r (DNS rebinding?); this server answers to %s",
+                (host or "")[:200], ", ".join(sorted(self.allowed_hosts)),
+            )  # fmt: skip
 
     @property
     def url(self) -> str:
@@ -174,8 +216,11 @@ class WebServer(ThreadingHTTPServer):
         return f"http://{host}:{port}/"
 
 
-def make_server(sources: Sources, host: str = "127.0.0.1", port: int = 0) -> WebServer:
-    """A server bound to ``host:port`` (port 0: a free one); only loopback addresses."""
+def make_server(
+    sources: Sources, host: str = "127.0.0.1", port: int = 0, extra_hosts: Iterable[str] = ()
+) -> WebServer:
+    """A server bound to ``host:port`` (port 0: a free one); only loopback addresses. It answers
+    requests for ``host``, ``localhost`` and ``extra_hosts`` (Host header names)."""
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -184,4 +229,4 @@ def make_server(sources: Sources, host: str = "127.0.0.1", port: int = 0) -> Web
         raise ValueError(
             f"{host} is not a loopback address: the dashboard is not meant to be public"
         )
-    return WebServer((host, port), sources)
+    return WebServer((host, port), sources, extra_hosts)
