@@ -40,3 +40,26 @@ def test_link_memory_passes_new_and_improved_links_only() -> None:
     for i in range(2, 5):
         assert memory.improves(f"http://a.test/{i}", 0.1)
     assert len(memory) <= 3  # bounded: forgets, the frontier de-duplicates exactly
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        # click ids, mail and analytics tags, more session names: dropped
+        ("http://ex.test/a?id=3&gclid=Cj0&fbclid=IwA&msclkid=9", "http://ex.test/a?id=3"),
+        ("http://ex.test/a?mc_cid=1&mc_eid=2&_ga=2.1&_gl=1*x&utm_id=4", "http://ex.test/a"),
+        ("http://ex.test/shop?sessid=ab&oscsid=cd&zenid=ef&p=2", "http://ex.test/shop?p=2"),
+        ("http://ex.test/a;phpsessid=1;v=2/b", "http://ex.test/a;v=2/b"),
+        # ASP.NET cookieless sessions
+        ("http://ex.test/(S(lit3py55t21z5v55vlm25s55))/order.aspx", "http://ex.test/order.aspx"),
+        ("http://ex.test/(X(1)S(abc))/a/b", "http://ex.test/a/b"),
+        # words sites use for content: kept
+        (
+            "http://ex.test/?s=owls&ref=main&source=x&token=t",
+            "http://ex.test/?s=owls&ref=main&source=x&token=t",
+        ),
+        ("http://ex.test/wiki/Mercury_(planet)", "http://ex.test/wiki/Mercury_(planet)"),
+    ],
+)
+def test_normalize_drops_click_ids_and_session_ids_only(url: str, expected: str) -> None:
+    assert normalize(url) == expected

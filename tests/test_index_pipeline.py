@@ -10,6 +10,7 @@ from scrapy.utils.test import get_crawler
 from focuscrawl.index import PageIndex
 from focuscrawl.items import PageItem
 from focuscrawl.pipelines.index import IndexPipeline
+from focuscrawl.pipelines.settle import Answer
 
 
 def make_pipeline(tmp_path: Path, **settings: object) -> IndexPipeline:
@@ -30,6 +31,20 @@ def page(n: int, change: str = "", relevant: bool = True, text: str = "") -> Pag
     )
 
 
+def answered(result: object) -> list[object]:
+    """What a pipeline answered so far: [] while its Deferred waits for the commit."""
+    if not isinstance(result, Answer):
+        return [result]
+    out: list[object] = []
+
+    def keep(value: object) -> object:
+        out.append(value)
+        return value
+
+    result.deferred.addBoth(keep)
+    return out
+
+
 def test_default_path_is_in_data_dir_and_setting_overrides(tmp_path: Path) -> None:
     assert make_pipeline(tmp_path).path == str(tmp_path / "index.sqlite")
     other = tmp_path / "x" / "other.sqlite"
@@ -41,11 +56,14 @@ def test_default_path_is_in_data_dir_and_setting_overrides(tmp_path: Path) -> No
 def test_first_crawl_then_recrawl(tmp_path: Path) -> None:
     pipe = make_pipeline(tmp_path, FOCUSCRAWL_INDEX_COMMIT_EVERY=2)
     pipe.open_spider()
-    for n in range(5):
-        item = page(n, change="")
-        assert pipe.process_item(item) is item
-    pipe.process_item(page(9, change="", relevant=False))
+    items = [page(n, change="") for n in range(5)]
+    answers = [pipe.process_item(item) for item in items]
+    irrelevant = page(9, change="", relevant=False)
+    assert pipe.process_item(irrelevant) is irrelevant  # nothing to write: answered at once
+    assert [answered(a) for a in answers[:4]] == [[i] for i in items[:4]]  # committed by two
+    assert answered(answers[4]) == []  # waits for the next commit
     pipe.close_spider()
+    assert answered(answers[4]) == [items[4]]
     ix = PageIndex.open(tmp_path / "index.sqlite")
     assert len(ix) == 5 and "http://t/9" not in ix
     ix.close()
@@ -94,3 +112,46 @@ def test_plain_dict_items_work(tmp_path: Path) -> None:
     pipe.close_spider()
     ix = PageIndex.open(tmp_path / "index.sqlite")
     assert [h.url for h in ix.search("dict").hits] == ["http://t/d"]
+
+
+def test_an_item_is_answered_only_once_its_update_is_committed(tmp_path: Path) -> None:
+    """The change store records a version, and the frontier acknowledges its page, only when
+    the index pipeline has answered: by then another connection sees the page."""
+    pipe = make_pipeline(tmp_path, FOCUSCRAWL_INDEX_COMMIT_EVERY=3)
+    pipe.open_spider()
+    reader = PageIndex.open(tmp_path / "index.sqlite", readonly=True)
+    first, second = pipe.process_item(page(1)), pipe.process_item(page(2))
+    assert answered(first) == answered(second) == []
+    assert "http://t/1" not in reader  # not committed: nothing answered
+    third = pipe.process_item(page(3))
+    assert all(answered(a) for a in (first, second, third))
+    assert all(f"http://t/{n}" in reader for n in (1, 2, 3))
+    pipe.process_item(page(4))
+    pipe.commit()  # the FOCUSCRAWL_INDEX_COMMIT_DELAY timer's call
+    assert "http://t/4" in reader
+    reader.close()
+    pipe.close_spider()
+
+
+def test_a_second_writer_waits_for_the_first(tmp_path: Path) -> None:
+    """Two crawls sharing one data dir: the second's write waits for the first's short
+    transaction (busy timeout) instead of failing with "database is locked"."""
+    a = make_pipeline(tmp_path, FOCUSCRAWL_INDEX_COMMIT_EVERY=100)
+    b = make_pipeline(tmp_path, FOCUSCRAWL_INDEX_COMMIT_EVERY=1, FOCUSCRAWL_DB_BUSY_TIMEOUT=0.2)
+    a.open_spider()
+    b.open_spider()
+    pending = a.process_item(page(1))  # a's transaction is open
+    with pytest.raises(Exception, match="locked"):
+        b.process_item(page(2))  # a holds the lock past b's (short) timeout
+    assert b.failed is not None and "locked" in str(b.failed)
+    a.commit()
+    assert answered(pending)
+    c = make_pipeline(tmp_path, FOCUSCRAWL_INDEX_COMMIT_EVERY=1)
+    c.open_spider()
+    assert answered(c.process_item(page(3)))  # a committed: c writes at once
+    c.close_spider()
+    a.close_spider()
+    b.close_spider()
+    ix = PageIndex.open(tmp_path / "index.sqlite")
+    assert {"http://t/1", "http://t/3"} <= {p["url"] for p in ix.pages()}
+    ix.close()

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from focuscrawl.change.classify import STATUSES
 from focuscrawl.change.fingerprint import Fingerprints
+from focuscrawl.credentials import with_env_password
 
 #: the layout both backends write; a store written by a NEWER version is refused
 SCHEMA_VERSION = 2
@@ -145,6 +146,7 @@ def open_store(settings: Mapping[str, Any], data_dir: str | None = None) -> Chan
     kind = str(settings.get("FOCUSCRAWL_CHANGE_STORE") or "auto")
     url = settings.get("FOCUSCRAWL_REDIS_URL") or settings.get("REDIS_URL") or ""
     url = url or os.environ.get("FOCUSCRAWL_REDIS_URL") or os.environ.get("REDIS_URL") or ""
+    url = with_env_password(url)
     max_history = int(settings.get("FOCUSCRAWL_CHANGE_MAX_HISTORY") or DEFAULT_MAX_HISTORY)
     if kind == "redis" or (kind == "auto" and url):
         if not url:
@@ -156,4 +158,7 @@ def open_store(settings: Mapping[str, Any], data_dir: str | None = None) -> Chan
     if kind not in ("auto", "sqlite"):
         raise StoreError(f"unknown FOCUSCRAWL_CHANGE_STORE {kind!r}: auto, sqlite or redis")
     base = data_dir or str(settings.get("FOCUSCRAWL_DATA_DIR") or "focuscrawl-data")
-    return SqliteChangeStore(os.path.join(base, "change.sqlite3"), max_history=max_history)
+    busy = float(settings.get("FOCUSCRAWL_DB_BUSY_TIMEOUT") or 60.0)
+    return SqliteChangeStore(
+        os.path.join(base, "change.sqlite3"), max_history=max_history, busy_timeout=busy
+    )

@@ -62,12 +62,16 @@ from focuscrawl.change.store import (
     keeps_fingerprints,
     parse_fingerprints,
 )
+from focuscrawl.credentials import RedisAuthError, redact_text, redact_url
 
 logger = logging.getLogger(__name__)
 
 #: queued visits that force a write; the age (seconds) of the oldest queued visit that does
 WRITE_BATCH = 32
 WRITE_DELAY = 1.0
+#: after a timeout (a Redis that does not answer), calls fail at once for this long: each
+#: would hold the reactor for the socket timeout
+DOWN_FOR = 5.0
 #: records kept for the read that follows (the middleware → pipeline hand-off), and how long
 CACHE_SIZE = 1024
 CACHE_TTL = 60.0
@@ -121,6 +125,7 @@ class _Shared:
         # url → how to read its prefetched record's reply (see prefetch_command)
         self.awaited: dict[str, Callable[[], None]] = {}
         self.lost: StoreError | None = None
+        self.down_until = 0.0  # a connection failed: calls fail fast until then
 
 
 _SHARED: dict[tuple[str, str], _Shared] = {}
@@ -166,7 +171,11 @@ class RedisChangeStore:
                 shared.client
                 if shared is not None
                 else redis.Redis.from_url(
-                    self.url, retry=Retry(ExponentialBackoff(cap=2.0, base=0.05), self.retries)
+                    # short: a crawl waits for an outage without blocking (pipelines.store_wait)
+                    self.url,
+                    retry=Retry(ExponentialBackoff(cap=0.1, base=0.05), min(self.retries, 1)),
+                    socket_connect_timeout=5.0,
+                    socket_timeout=30.0,
                 )
             )
             try:
@@ -187,8 +196,12 @@ class RedisChangeStore:
                     client.close()
                 if isinstance(exc, StoreError):
                     raise
+                if isinstance(exc, redis.AuthenticationError):  # the same line as the frontier's
+                    refused = RedisAuthError(self.url, exc)
+                    raise StoreError(str(refused)) from refused
                 raise StoreError(
-                    f"cannot reach the Redis change store at {self.url}: {exc}"
+                    f"cannot reach the Redis change store at {redact_url(self.url)}: "
+                    f"{redact_text(str(exc), self.url)}"
                 ) from exc
             if shared is None:
                 shared = _SHARED[(self.url, self.prefix)] = _Shared(client)
@@ -240,12 +253,16 @@ class RedisChangeStore:
         if isinstance(exc, redis.ResponseError):
             if _LOST in str(exc):
                 return StoreError(
-                    f"the Redis change store {self.prefix} at {self.url} lost its data (server "
+                    f"the Redis change store {self.prefix} at {redact_url(self.url)} lost its "
+                    "data (server "
                     "restarted without persistence, or flushed); refusing to start a new history "
                     "silently. Restore it, or reopen the store to start afresh."
                 )
-            return StoreError(f"Redis change store error: {exc}")
-        return StoreError(f"the Redis change store at {self.url} is unreachable: {exc}")
+            return StoreError(f"Redis change store error: {redact_text(str(exc), self.url)}")
+        return StoreError(
+            f"the Redis change store at {redact_url(self.url)} is unreachable: "
+            f"{redact_text(str(exc), self.url)}"
+        )
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         import redis
@@ -266,6 +283,9 @@ class RedisChangeStore:
         pending = shared.pending
         if not pending and build is None:
             return []
+        if shared.down_until > time.monotonic():  # failed a moment ago: fail fast, no network
+            away = redis.ConnectionError("unreachable a moment ago")
+            raise self._error(away) from away
         pipe = shared.client.pipeline(transaction=False)
         for url, args in pending:
             pipe.eval(_RECORD, 3, self.key(url), self._urls, self._meta, *args)
@@ -274,10 +294,13 @@ class RedisChangeStore:
         try:
             results = pipe.execute(raise_on_error=False)
         except redis.RedisError as exc:  # nothing applied that we know of: keep the queue
+            if isinstance(exc, redis.TimeoutError):  # slow to fail: the next calls fail fast
+                shared.down_until = time.monotonic() + DOWN_FOR
             raise self._error(exc) from exc
         written, rest = results[: len(pending)], results[len(pending) :]
         failed = [r for r in written if isinstance(r, Exception)]
-        shared.pending = []
+        # refused for want of memory (Redis at maxmemory): queued again, nothing else is
+        shared.pending = [p for p, r in zip(pending, written, strict=True) if _oom(r)]
         if failed:
             error = self._error(failed[0])
             if _LOST in str(failed[0]):
@@ -413,6 +436,12 @@ class RedisChangeStore:
         from focuscrawl.change.policy import due
 
         return due(self.records(), now, budget, policy, **kw)
+
+
+def _oom(reply: Any) -> bool:
+    import redis
+
+    return isinstance(reply, redis.exceptions.OutOfMemoryError)
 
 
 def _cache(shared: _Shared, url: str, rec: PageRecord | None, serves: int) -> None:

@@ -45,22 +45,32 @@ CREATE TABLE IF NOT EXISTS pages (
 """
 
 
+BUSY_TIMEOUT = 60.0  # seconds a write waits for another process's (a crawl sharing the dir)
+
+
 class SqliteChangeStore:
-    def __init__(self, path: str, max_history: int = DEFAULT_MAX_HISTORY) -> None:
+    def __init__(
+        self, path: str, max_history: int = DEFAULT_MAX_HISTORY, busy_timeout: float = BUSY_TIMEOUT
+    ) -> None:
         self.path = path
         self.max_history = max_history
+        self.busy_timeout = busy_timeout
         self._db: sqlite3.Connection | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
     def open(self) -> None:
         if self._db is not None:
             return
-        if self.path != ":memory:":
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         try:
-            db = sqlite3.connect(self.path, isolation_level=None)
+            if self.path != ":memory:":
+                os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            db = sqlite3.connect(self.path, isolation_level=None, timeout=self.busy_timeout)
             version = db.execute("PRAGMA user_version").fetchone()[0]
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.OperationalError as exc:  # locked past the timeout, disk, permissions
+            raise StoreError(f"{self.path}: cannot open the change store ({exc})") from exc
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot create the change store ({exc})") from exc
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a SQLite change store ({exc})") from exc
         if version > SCHEMA_VERSION:
@@ -72,15 +82,22 @@ class SqliteChangeStore:
         if version == 0 and tables:
             db.close()
             raise StoreError(f"{self.path}: an SQLite file that is not a change store ({tables})")
-        if version == 1:
-            logger.info("upgrading change store %s from schema 1 to %d", self.path, SCHEMA_VERSION)
-            db.execute("ALTER TABLE pages ADD COLUMN features TEXT NOT NULL DEFAULT '{}'")
-        db.execute(_CREATE)
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        db.execute("PRAGMA journal_mode = WAL")
-        # WAL + NORMAL: no corruption on a crash, at most the last commits lost on power loss;
-        # a fsync per recorded visit would bound the crawl by the disk
-        db.execute("PRAGMA synchronous = NORMAL")
+        try:
+            if version == 1:
+                logger.info(
+                    "upgrading change store %s from schema 1 to %d", self.path, SCHEMA_VERSION
+                )
+                db.execute("ALTER TABLE pages ADD COLUMN features TEXT NOT NULL DEFAULT '{}'")
+            db.execute(_CREATE)
+            if version != SCHEMA_VERSION:
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("PRAGMA journal_mode = WAL")
+            # WAL + NORMAL: no corruption on a crash, at most the last commits lost on power
+            # loss; a fsync per recorded visit would bound the crawl by the disk
+            db.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as exc:  # another crawl's lock past the timeout, disk, permissions
+            db.close()
+            raise StoreError(f"{self.path}: cannot open the change store ({exc})") from exc
         self._db = db
 
     def close(self) -> None:
@@ -122,8 +139,8 @@ class SqliteChangeStore:
     ) -> PageRecord:
         visit = encode_visit(fetched_at, status)
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
         try:
+            db.execute("BEGIN IMMEDIATE")
             row = db.execute(
                 "SELECT fp, history, features FROM pages WHERE url = ?", (url,)
             ).fetchone()
@@ -140,8 +157,11 @@ class SqliteChangeStore:
                 (url, fp, history, feats),
             )
             db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
+        except BaseException as exc:
+            if db.in_transaction:  # SQLite rolls back by itself on some errors (a full disk)
+                db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):  # locked past the timeout, disk full, read-only
+                raise StoreError(f"{self.path}: cannot record the visit of {url}: {exc}") from exc
             raise
         return self._row_to_record(url, fp, history, feats)
 

@@ -27,6 +27,9 @@ class FrontierEntry:
     score: float
     fingerprint: bytes  # request fingerprint (de-duplication key)
     data: dict[str, Any] = field(default_factory=dict)  # JSON-able: scoring meta, request fields
+    # deliveries that ended with their process or worker (popped, never acknowledged); see
+    # focuscrawl.frontier.quarantine
+    attempts: int = 0
 
     @property
     def host(self) -> str:
@@ -65,6 +68,16 @@ class Frontier(Protocol):
         """The popped entry has been fully processed (its lease, if any, is released)."""
         ...
 
+    def push_replacing(self, item: tuple[Any, ...], parent: bytes) -> PushResult:
+        """Push ``(url, score, fingerprint, data, force)`` (a redirect or retry) and acknowledge
+        the popped entry ``parent`` it replaces, so that no fault loses the new request."""
+        ...
+
     def seen(self, fingerprint: bytes) -> bool: ...
+
+    # URLs quarantined since the last look (the scheduler reports and clears them) and entries
+    # delivered again after an unacknowledged delivery (see focuscrawl.frontier.quarantine)
+    quarantined: list[Any]
+    redelivered: int
 
     def __len__(self) -> int: ...

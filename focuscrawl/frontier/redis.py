@@ -4,7 +4,10 @@ Same semantics as :class:`~focuscrawl.frontier.memory.MemoryFrontier` (the contr
 
 * **Leases.** ``pop`` moves the entry to an in-flight set with a deadline (Redis server time, so
   worker clocks do not matter); ``ack`` releases it. A lease that expires (its worker died)
-  puts the entry back in the frontier, counted in ``<prefix>:stats`` ``frontier/redelivered``.
+  puts the entry back in the frontier, counted in ``<prefix>:stats`` ``frontier/redelivered``,
+  with one more attempt in its flags byte; at ``quarantine_after`` attempts it goes to
+  ``P:quarantine`` instead (see :mod:`focuscrawl.frontier.quarantine`). ``close()`` releases
+  what the worker still holds (not an attempt).
 * **No pickle.** Entries are bytes: ``fplen fp deflate(url \\0 json)`` (a preset dictionary of
   our JSON keys makes them about half as big). Nothing read from Redis is executed.
 * **Compact de-duplication.** 8 bytes of the fingerprint, spread over small hashes that Redis keeps
@@ -12,7 +15,15 @@ Same semantics as :class:`~focuscrawl.frontier.memory.MemoryFrontier` (the contr
   (``SETBIT``/``GETBIT``, no module) for URLs already fetched, at a configured false-positive rate.
 * **Atomic.** push, pop, ack and requeue are Lua scripts (:mod:`focuscrawl.frontier.redis_scripts`), loaded once.
 * **Redis down.** Every call retries with exponential back-off and a clear error log until
-  ``retry_timeout`` passes; scripts are idempotent enough that a retried call loses nothing.
+  ``retry_timeout`` passes; scripts are idempotent enough that a retried call loses nothing. A
+  crawl's frontier (``nonblocking``, set by the scheduler) never waits: it raises
+  :class:`~focuscrawl.frontier.redis_health.FrontierUnavailable`, keeps what it did not send,
+  and sends it again at :meth:`RedisFrontier.resume` (the scheduler pauses meanwhile).
+* **Redis full.** A page's links and its ack are one script (``pushack``): Redis at
+  ``maxmemory`` refuses it whole, the batch is kept and sent again at ``resume()``; an evicting
+  ``maxmemory-policy`` is refused at ``open()`` (see :mod:`focuscrawl.frontier.redis_health`).
+* **Leases renewed.** :meth:`RedisFrontier.renew_leases` (the scheduler calls it on a timer)
+  restarts the leases of the entries this worker holds, so a slow page is not re-delivered.
 
 Key schema (``P`` = prefix, default ``focuscrawl:<spider>``):
 
@@ -31,6 +42,8 @@ key                      type    content
 ``P:bloom:<n>``          string  Bloom filter bits (only with ``bloom_error_rate``)
 ``P:lease``              zset    fp8 → lease deadline (server time, seconds)
 ``P:inflight``           hash    fp8 → ``hostlen host score8 entry`` of popped, unacked entries
+``P:attempts``           hash    fp8 → attempts of re-delivered entries (until acked)
+``P:quarantine``         hash    fp8 → ``attempts(1) time(8) hostlen host score8 entry``
 ``P:n``                  string  number of queued URLs
 ``P:seq``                string  insertion counter
 ``P:meta``               hash    ``bucket_bits``, ``bloom_bits``, ``bloom_hashes`` (fixed at creation)
@@ -55,7 +68,10 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from focuscrawl.credentials import RedisAuthError, redact_text, redact_url
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
+from focuscrawl.frontier.quarantine import Probation, QuarantineRecord, redis_record
+from focuscrawl.frontier.redis_health import FrontierUnavailable, check_eviction_policy, is_oom
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +79,9 @@ T = TypeVar("T")
 _RESULTS = {r.value: r for r in PushResult}
 HOSTS_PER_PEEK = 16  # hosts a pop reply names (the top ones, or those to ask busy about)
 PUSH_CHUNK = 256  # pushes per Lua call in push_many
+# socket timeouts of the frontier's connection (a URL's own socket_timeout=… wins): a Redis that
+# hangs must not hold the reactor for ever
+SOCKET_TIMEOUTS = {"socket_connect_timeout": 5.0, "socket_timeout": 30.0}
 PushItem = tuple[Any, ...]  # (url, score, fingerprint, data) or (..., force)
 
 
@@ -124,6 +143,7 @@ _ZDICT = (
 )
 _SCHEMES = ("", "https://", "http://")  # flags & 3: the URL prefix left out (0: verbatim)
 _SCORE_IN_META = 4  # flags & 4: meta["focuscrawl"]["score"] was the entry's score
+_ATTEMPT_SHIFT = 3  # flags >> 3: unacknowledged deliveries (set by the requeue script)
 
 
 def _zdict(prefix: str) -> bytes:
@@ -170,7 +190,13 @@ def decode_entry(rest: bytes, score: float, host: str) -> FrontierEntry:
     data = json.loads(body) if body else {}
     if flags & _SCORE_IN_META:
         data["meta"]["focuscrawl"]["score"] = score
-    return FrontierEntry(url=prefix + url.decode(), score=score, fingerprint=fingerprint, data=data)
+    return FrontierEntry(
+        url=prefix + url.decode(),
+        score=score,
+        fingerprint=fingerprint,
+        data=data,
+        attempts=flags >> _ATTEMPT_SHIFT,
+    )
 
 
 class RedisFrontier:
@@ -185,6 +211,7 @@ class RedisFrontier:
         head_size: int = 64,
         retry_timeout: float = 600.0,
         requeue_interval: float = 1.0,
+        quarantine_after: int = 0,
     ) -> None:
         self.url = url
         self.prefix = prefix
@@ -196,6 +223,10 @@ class RedisFrontier:
         self.requeue_interval = requeue_interval
         self.redelivered = 0
         self.bad_entries = 0
+        self.quarantine_after = quarantine_after  # 0: re-deliver forever, no probation
+        self.quarantined: list[QuarantineRecord] = []  # by this worker, for the scheduler
+        self._probation = Probation()
+        self._leased: set[bytes] = set()  # fp8 of entries pop() returned, not acked
         self._client: Any = None
         self._scripts: dict[str, Any] = {}
         self._bucket_bits = 0
@@ -216,6 +247,10 @@ class RedisFrontier:
         # for the URL just popped (the change store's record, see from_settings); ``wait``
         # reads its reply now
         self.prefetch: Callable[[str, Callable[[], None]], Any] | None = None
+        # a crawl's frontier: never wait for Redis (raise FrontierUnavailable, see resume())
+        self.nonblocking = False
+        self._resend = False  # the connection failed: send every unread batch again
+        self._held: list[_Sent] = []  # batches Redis refused (OOM): sent again by resume()
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str) -> RedisFrontier:
@@ -229,6 +264,7 @@ class RedisFrontier:
             capacity=settings.getint("FOCUSCRAWL_REDIS_CAPACITY", 1_000_000),
             bloom_error_rate=settings.getfloat("FOCUSCRAWL_REDIS_BLOOM_ERROR_RATE", 0.0),
             retry_timeout=settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0),
+            quarantine_after=settings.getint("FOCUSCRAWL_QUARANTINE_AFTER", 2),
         )
         frontier.pop_ahead = True
         from focuscrawl.change.store_redis import prefetch_command
@@ -240,7 +276,7 @@ class RedisFrontier:
     def open(self) -> None:
         import redis
 
-        self._client = redis.Redis.from_url(self.url)
+        self._client = redis.Redis.from_url(self.url, **SOCKET_TIMEOUTS)
         self._scripts = {
             name: self._client.register_script(src) for name, src in load_scripts().items()
         }
@@ -248,10 +284,11 @@ class RedisFrontier:
         pool = self._client.connection_pool
         self._conn = pool.connection_class(**pool.connection_kwargs)
         self._retry(self._load_meta)
+        self._retry(lambda: check_eviction_policy(self._client, self.url))
         logger.info(
             "Redis frontier %s at %s: %d queued, %d in flight",
             self.prefix,
-            self.url,
+            redact_url(self.url),
             len(self),
             self.in_flight(),
         )
@@ -277,8 +314,10 @@ class RedisFrontier:
     def close(self) -> None:
         if self._client is not None:
             try:
+                self._outbox[:0], self._held = self._held, []
                 self.flush()
                 self._release_ahead()
+                self._release_leased()
             finally:
                 self._conn.disconnect()
                 self._client.close()
@@ -290,6 +329,13 @@ class RedisFrontier:
         self._ahead = None
         if reply is not None and reply[0] == b"!":
             self._run("release", [reply[2][1:9]])
+
+    def _release_leased(self) -> None:
+        """A graceful close: what this worker still holds goes back now, not as an attempt."""
+        sha, leased = self._shas["release"], sorted(self._leased)
+        self._leased.clear()
+        if leased:
+            self._exec([("EVALSHA", sha, 0, *self._args([fp8])) for fp8 in leased])
 
     def flush(self) -> None:
         """Send what is queued, wait for every reply, and hand the results over."""
@@ -321,25 +367,65 @@ class RedisFrontier:
         link: the page's ack was queued with them, so its lease expires and it is fetched
         again."""
         commands: list[tuple[Any, ...]] = []
-        sha = self._shas["pushmany"]
-        for start in range(0, len(items), PUSH_CHUNK):
-            args: list[Any] = []
-            for item in items[start : start + PUSH_CHUNK]:
-                args += self._push_args(*item)
-            commands.append(("EVALSHA", sha, 0, *self._args(args)))
-        nchunks = len(commands)
-        sha = self._shas["ack"]
+        chunks = [items[i : i + PUSH_CHUNK] for i in range(0, len(items), PUSH_CHUNK)] or [[]]
+        for n, chunk in enumerate(chunks):
+            acks = ack if n == len(chunks) - 1 else ()  # with the last links: one script
+            commands.append(self._pushack(chunk, acks, acks_first=False))
         for fp in ack:
-            commands.append(("EVALSHA", sha, 0, *self._args([fp[:8], self._offsets(fp)])))
+            self._acked(fp)
+        if not items and not ack:
+            commands = []
 
         def results(replies: list[Any]) -> list[PushResult]:
-            return [_RESULTS[r.decode()] for reply in replies[:nchunks] for r in reply]
+            return [_RESULTS[r.decode()] for reply in replies for r in reply]
 
         if on_results is None:
             return results(self._exec(commands))
         if commands:
             self._exec(commands, lambda replies: on_results(results(replies)), send=False)
         return None
+
+    def _pushack(
+        self, items: Sequence[PushItem], acks: Sequence[bytes], acks_first: bool
+    ) -> tuple[Any, ...]:
+        """One ``pushack`` call: the pushes and the acks, applied together or not at all."""
+        args: list[Any] = ["1" if acks_first else "0", len(acks)]
+        for fp in acks:
+            args += [fp[:8], self._offsets(fp)]
+        for item in items:
+            args += self._push_args(*item)
+        return ("EVALSHA", self._shas["pushack"], 0, *self._args(args))
+
+    def push_replacing(self, item: PushItem, parent: bytes) -> PushResult:
+        """Push a redirect or retry and acknowledge the request it replaces, in one script
+        (the ack first: the new request may have the parent's fingerprint)."""
+        self._acked(parent)
+        (reply,) = self._exec([self._pushack([item], [parent], acks_first=True)])
+        return _RESULTS[reply[0].decode()]
+
+    def renew_leases(self) -> None:
+        """Restart the leases of the entries this worker holds (sent without waiting: the
+        reply is read with the next call). A worker that stops renewing (it died) loses
+        them after ``lease`` seconds."""
+        held = set(self._leased)
+        if self._ahead and self._ahead[0] == b"!":
+            held.add(self._ahead[2][1:9])  # popped ahead, not handed out yet
+        if held and not self._resend and not self._held:
+            command = ("EVALSHA", self._shas["renew"], 0, *self._args([repr(self.lease), *held]))
+            self._exec([command], lambda replies: None)
+
+    @property
+    def refused(self) -> bool:
+        """Redis refused a batch of links (out of memory): held for :meth:`resume`."""
+        return bool(self._held)
+
+    def resume(self) -> None:
+        """Send again what Redis refused (OOM) or did not get (unreachable), and read every
+        reply; :class:`FrontierUnavailable` while it still cannot."""
+        self._outbox[:0], self._held = self._held, []
+        self._exec([])
+        if self._held:
+            raise FrontierUnavailable(f"Redis at {redact_url(self.url)} is still full", "oom")
 
     def _push_args(
         self, url: str, score: float, fingerprint: bytes, data: dict[str, Any], force: bool = False
@@ -364,8 +450,12 @@ class RedisFrontier:
         entry = self._take_ahead()
         if entry is None:
             entry = self._pop_now(busy)
-        if entry is not None and self.pop_ahead:
-            self._send_ahead(busy, entry.url)
+        if entry is not None:
+            self._leased.add(entry.fingerprint[:8])
+            if entry.attempts and self.quarantine_after:
+                self._probation.delivered(entry.fingerprint[:8])
+            if self.pop_ahead:
+                self._send_ahead(busy, entry.url)
         return entry
 
     def _ask(self, busy: HostBusy, ask: list[str], known: dict[str, bool]) -> list[Any]:
@@ -375,7 +465,10 @@ class RedisFrontier:
                 known[host] = busy(host)
                 if not known[host]:
                     break
-        args: list[Any] = [repr(self.lease), HOSTS_PER_PEEK]
+        # a suspect (re-delivered entry) in flight: the script passes over hosts whose next
+        # entry is one, as over busy hosts
+        suspects = "0" if self.quarantine_after and self._probation.blocking() else "1"
+        args: list[Any] = [repr(self.lease), HOSTS_PER_PEEK, suspects]
         for host, is_busy in known.items():
             args += [host, "1" if is_busy else "0"]
         return args
@@ -402,7 +495,8 @@ class RedisFrontier:
         self._top_hosts = [h.decode() for h in reply[4:]]
         try:
             return decode_entry(rest, struct.unpack(">d", score8)[0], host)
-        except (ValueError, zlib.error) as exc:  # not written by us: drop it, go on
+        # not written by us (or a forged entry that reaches into missing fields): drop it, go on
+        except (ValueError, zlib.error, KeyError, TypeError, IndexError) as exc:
             self.bad_entries += 1
             logger.error("Dropped an unreadable frontier entry of %s: %s", host, exc)
             self._run("ack", [rest[1:9], ""])
@@ -425,7 +519,8 @@ class RedisFrontier:
             self._exec([], send=False)
 
     def _got_ahead(self, replies: list[Any]) -> None:
-        self._ahead = replies[0] or [b"-"]
+        reply = replies[0]
+        self._ahead = reply if reply and not isinstance(reply, Exception) else [b"-"]
 
     def _ahead_reply(self) -> list[Any] | None:
         """The reply of the pop sent ahead (read now if it was not), or None."""
@@ -438,12 +533,17 @@ class RedisFrontier:
     def _take_ahead(self) -> FrontierEntry | None:
         reply = self._ahead_reply()
         self._ahead = None
-        if reply is None or reply[0] != b"!":  # nothing free then, or a host to ask about
+        if not reply or reply[0] != b"!":  # nothing free then, or a host to ask about
             return None
         return self._entry_of(reply)
 
     def ack(self, fingerprint: bytes) -> None:
+        self._acked(fingerprint)
         self._run("ack", [fingerprint[:8], self._offsets(fingerprint)])
+
+    def _acked(self, fingerprint: bytes) -> None:
+        self._leased.discard(fingerprint[:8])
+        self._probation.done(fingerprint[:8])
 
     def seen(self, fingerprint: bytes) -> bool:
         return bool(self._run("seen", [fingerprint[:8], self._offsets(fingerprint)]))
@@ -458,16 +558,19 @@ class RedisFrontier:
         return int(n)
 
     def requeue_expired(self, force: bool = False) -> int:
-        """Put entries whose lease expired back in the frontier (at most once a second)."""
+        """Put entries whose lease expired back in the frontier (at most once a second), or
+        in quarantine at their ``quarantine_after``-th attempt (added to ``quarantined``)."""
         now = time.monotonic()
         if not force and now < self._next_requeue:
             return 0
         self._next_requeue = now + self.requeue_interval
         n = 0
         while True:
-            moved = int(self._run("requeue", [1000]))
-            n += moved
-            if moved < 1000:
+            due, moved, *records = self._run("requeue", [1000, self.quarantine_after])
+            n += int(moved)
+            for fp8, value in zip(records[::2], records[1::2], strict=True):
+                self.quarantined.append(redis_record(fp8, value))
+            if int(due) < 1000:
                 break
         if n:
             self.redelivered += n
@@ -507,26 +610,29 @@ class RedisFrontier:
             self._outbox.append(sent)
         if later is not None and not send:
             return []
-        retried = False
 
         def attempt() -> list[Any]:
-            nonlocal retried
             conn = self._conn
-            if retried:
+            if send:
+                self._unread.extend(self._outbox)
+                self._outbox = []
+            if self._resend:  # the connection failed: everything unread goes again
                 conn.disconnect()
                 batches = self._unread
-            elif send:
-                batches, self._outbox = self._outbox, []
-                self._unread.extend(batches)
             else:
-                batches = []
-            retried = True
+                batches = [b for b in self._unread if not b.sent]
+            self._resend = True  # until this attempt has sent (and read) all it should
             every = [c for batch in batches for c in batch.commands]
             if every:
                 conn.send_packed_command(conn.pack_commands(every), check_health=False)
+            for batch in batches:
+                batch.sent = True
             if later is not None:
+                self._resend = False
                 return []
-            return self._read_all(sent)
+            replies = self._read_all(sent)
+            self._resend = False
+            return replies
 
         return self._retry(attempt)
 
@@ -553,8 +659,18 @@ class RedisFrontier:
         for batch, replies in read:
             if batch is upto:
                 mine = replies
+            elif batch.later is not None and any(is_oom(r) for r in replies):
+                batch.sent = False
+                self._held.append(batch)  # refused whole (one script a page): resume() resends
             else:
                 batch.deliver(replies)
+        oom = next((r for r in mine if is_oom(r)), None)
+        if oom is not None:  # (a batch held above is reported by ``refused``: this reply is ok)
+            raise FrontierUnavailable(
+                f"Redis at {redact_url(self.url)} is full (maxmemory): "
+                f"{redact_text(str(oom), self.url)}",
+                "oom",
+            )
         for reply in mine:
             if isinstance(reply, Exception):
                 raise reply
@@ -598,17 +714,26 @@ class RedisFrontier:
         while True:
             try:
                 return call()
+            except redis.AuthenticationError as exc:  # retrying cannot help
+                raise RedisAuthError(self.url, exc) from None
             except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
+                if self.nonblocking:  # the scheduler pauses, and calls resume() later
+                    raise FrontierUnavailable(
+                        f"Redis at {redact_url(self.url)} unreachable: "
+                        f"{redact_text(str(exc), self.url)}"
+                    ) from None
                 if waited >= self.retry_timeout:
                     logger.error(
-                        "Redis at %s still unreachable after %.0fs; giving up", self.url, waited
+                        "Redis at %s still unreachable after %.0fs; giving up",
+                        redact_url(self.url),
+                        waited,
                     )
                     raise
                 logger.error(
                     "Redis at %s unreachable (%s); retrying in %.1fs (nothing is lost: "
                     "the frontier lives in Redis)",
-                    self.url,
-                    exc,
+                    redact_url(self.url),
+                    redact_text(str(exc), self.url),
                     delay,
                 )
                 time.sleep(delay)
@@ -619,13 +744,14 @@ class RedisFrontier:
 class _Sent:
     """Commands sent on the frontier's connection whose replies are not read yet."""
 
-    __slots__ = ("commands", "later")
+    __slots__ = ("commands", "later", "sent")
 
     def __init__(
         self, commands: list[tuple[Any, ...]], later: Callable[[list[Any]], None] | None
     ) -> None:
         self.commands = commands
         self.later = later
+        self.sent = False
 
     def deliver(self, replies: list[Any]) -> None:
         if self.later is None:

@@ -42,9 +42,22 @@ local function seq5()
   return table.concat(out)
 end
 
--- rest = fplen(1) fp url "\0" json ; fp8 = first 8 bytes of fp
+-- rest = fplen(1) fp flags(1) deflated ; fp8 = first 8 bytes of fp
 local function fp8_of(rest)
   return string.sub(rest, 2, 9)
+end
+
+-- flags >> 3: deliveries of the entry that were never acknowledged (its worker died); set by
+-- requeue, and also kept in P:attempts (fp8 -> count) so that an upgrade, which queues the
+-- pusher's copy of the entry, keeps it
+local function attempts_of(rest)
+  return math.floor(string.byte(rest, 2 + string.byte(rest, 1)) / 8)
+end
+
+local function with_attempts(rest, tries)
+  local fl = string.byte(rest, 1)
+  local flags = string.byte(rest, 2 + fl)
+  return string.sub(rest, 1, 1 + fl) .. string.char(flags % 8 + tries * 8) .. string.sub(rest, 3 + fl)
 end
 
 local function live(rest, score8)
@@ -151,7 +164,8 @@ local function mark_seen(key, field, offsets)
 end
 
 -- pop the best live entry of host into the in-flight set; returns {rest, packed score} or nil
-local function pop_host(host, lease)
+-- (nil too when the best one is a re-delivered entry and suspects is false: left in place)
+local function pop_host(host, lease, suspects)
   local head = P .. ':h:' .. host
   while true do
     local top = redis.call('ZPOPMIN', head)
@@ -164,6 +178,10 @@ local function pop_host(host, lease)
       local score8 = struct.pack('>d', neg(z))
       local key, field = idx(fp8_of(rest))
       if redis.call('HGET', key, field) == score8 then
+        if not suspects and attempts_of(rest) > 0 then
+          redis.call('ZADD', head, z, member)  -- the worker holds a suspect already: put back
+          return nil
+        end
         redis.call('HSET', key, field, '')  -- seen; ack turns it into Bloom bits when enabled
         redis.call('DECR', P .. ':n')
         local t = redis.call('TIME')
@@ -192,7 +210,24 @@ local function split(s)
   return out
 end
 
+-- the popped entry fp8 is done: its lease released, it stays seen (Bloom bits when enabled)
+local function ack_one(fp8, offsets)
+  redis.call('ZREM', P .. ':lease', fp8)
+  redis.call('HDEL', P .. ':inflight', fp8)
+  redis.call('HDEL', P .. ':attempts', fp8)
+  local key, field = idx(fp8)
+  local v = redis.call('HGET', key, field)
+  if v and v ~= '' then
+    redis.call('DECR', P .. ':n')  -- re-queued after its lease expired, then acked: drop the copy
+  end
+  if v then mark_seen(key, field, split(offsets)) end
+  return v and 1 or 0
+end
+
 local function push_one(host, score, rest, force, offsets)
+  if force and redis.call('HEXISTS', P .. ':quarantine', fp8_of(rest)) == 1 then
+    return 'seen'  -- quarantined: never queued again, not even by a dont_filter request
+  end
   local key, field = idx(fp8_of(rest))
   local score8 = struct.pack('>d', score)
   local v = redis.call('HGET', key, field)
@@ -200,6 +235,8 @@ local function push_one(host, score, rest, force, offsets)
   if v and v ~= '' then
     if struct.unpack('>d', v) >= score then return 'queued' end
     result = 'upgraded'
+    local tries = redis.call('HGET', P .. ':attempts', fp8_of(rest))
+    if tries then rest = with_attempts(rest, tonumber(tries)) end
   elseif (v == '' or bloom_all(split(offsets))) and not force then
     return 'seen'
   else
@@ -225,17 +262,18 @@ return out
 
 --@pop
 -- ARGV[4] host, [5] lease seconds; returns {rest, packed score} of the best live entry
-return pop_host(ARGV[4], tonumber(ARGV[5])) or false
+return pop_host(ARGV[4], tonumber(ARGV[5]), true) or false
 
 --@popbest
--- ARGV[4] lease seconds, [5] hosts per reply, [6..] pairs host, "1" (busy) or "0" (free):
--- pops from the best host the caller said is free, scanning past the busy ones. Returns
+-- ARGV[4] lease seconds, [5] hosts per reply, [6] "1" or "0" (the caller holds a re-delivered
+-- entry: pass over hosts whose best entry is one too), [7..] pairs host, "1" (busy) or "0"
+-- (free): pops from the best host the caller said is free, scanning past the busy ones. Returns
 -- {"!", host, rest, packed score, top hosts...} (the top hosts after it, for the next call);
 -- {"?", hosts...} when it met a host the caller said nothing about (the hosts from there
 -- on: ask and call again); false when every queued host is busy (or nothing is queued)
-local lease, count = tonumber(ARGV[4]), tonumber(ARGV[5])
+local lease, count, suspects = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1'
 local known = {}
-for i = 6, #ARGV, 2 do known[ARGV[i]] = ARGV[i + 1] end
+for i = 7, #ARGV, 2 do known[ARGV[i]] = ARGV[i + 1] end
 local start = 0
 while true do
   local hosts = top_hosts(start, count)
@@ -249,13 +287,13 @@ while true do
       return out
     end
     if k == '0' then
-      local got = pop_host(host, lease)
+      local got = pop_host(host, lease, suspects)
       if got then
         local out = {'!', host, got[1], got[2]}
         for _, h in ipairs(top_hosts(0, count)) do out[#out + 1] = h end
         return out
       end
-      known[host] = '1'  -- its entries were all stale: it left the hosts zset, scan again
+      known[host] = '1'  -- all stale (it left the hosts zset) or a suspect held: scan again
       rescan = true
       break
     end
@@ -265,23 +303,51 @@ end
 
 --@ack
 -- ARGV[4] fp8, [5] bloom offsets or ""
-local fp8 = ARGV[4]
-redis.call('ZREM', P .. ':lease', fp8)
-redis.call('HDEL', P .. ':inflight', fp8)
-local key, field = idx(fp8)
-local v = redis.call('HGET', key, field)
-if v and v ~= '' then
-  redis.call('DECR', P .. ':n')  -- re-queued after its lease expired, then acked: drop the copy
+return ack_one(ARGV[4], ARGV[5])
+
+--@pushack
+-- ARGV[4] "1": the acks first (a redirect or retry replacing its parent), "0": the pushes
+-- first (a page's links, then the page); [5] number of acks n; then n pairs fp8, bloom offsets;
+-- then groups of five as pushmany. Returns the push results in order. One script: Redis at
+-- maxmemory (noeviction) refuses it whole when its first write would grow memory, so a page is
+-- never acknowledged without its links (a script that has written once runs to its end).
+local acks_first, n = ARGV[4] == '1', tonumber(ARGV[5])
+local first = 6 + 2 * n
+local function acks()
+  for i = 6, first - 1, 2 do ack_one(ARGV[i], ARGV[i + 1]) end
 end
-if v then mark_seen(key, field, split(ARGV[5])) end
-return v and 1 or 0
+if acks_first then acks() end
+local out = {}
+for i = first, #ARGV, 5 do
+  out[#out + 1] = push_one(ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2], ARGV[i + 3] == '1', ARGV[i + 4])
+end
+if not acks_first then acks() end
+return out
+
+--@renew
+-- ARGV[4] lease seconds, [5..] fp8 of entries this worker holds: their leases run from now
+-- (those still leased: an entry acknowledged or re-queued meanwhile is left alone)
+local t = redis.call('TIME')
+local deadline = tonumber(t[1]) + tonumber(t[2]) / 1e6 + tonumber(ARGV[4])
+local n = 0
+for i = 5, #ARGV do
+  if redis.call('ZSCORE', P .. ':lease', ARGV[i]) then
+    redis.call('ZADD', P .. ':lease', 'XX', deadline, ARGV[i])
+    n = n + 1
+  end
+end
+return n
 
 --@requeue
--- ARGV[4] batch size; returns how many expired leases went back to the frontier
+-- ARGV[4] batch size, [5] attempts at which an entry is quarantined (0: never). An expired lease
+-- is a delivery that was never acknowledged: one more attempt in the entry's flags byte, or the
+-- quarantine. Returns {expired leases handled, re-queued, fp8, quarantine value, ...}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 local due = redis.call('ZRANGEBYSCORE', P .. ':lease', '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
+local limit = tonumber(ARGV[5])
 local n = 0
+local out = {#due, 0}
 for _, fp8 in ipairs(due) do
   redis.call('ZREM', P .. ':lease', fp8)
   local e = redis.call('HGET', P .. ':inflight', fp8)
@@ -293,15 +359,29 @@ for _, fp8 in ipairs(due) do
     local rest = string.sub(e, 10 + hl)
     local key, field = idx(fp8)
     if redis.call('HGET', key, field) == '' then
-      redis.call('HSET', key, field, score8)
-      redis.call('INCR', P .. ':n')
-      insert(host, struct.unpack('>d', score8), rest)
-      n = n + 1
+      local tries = math.min(attempts_of(rest) + 1, 31)
+      if limit > 0 and tries >= limit then
+        -- a poison page: stays seen (a link found to it again is a duplicate), recorded
+        local value = struct.pack('>Bd', tries, now) .. e
+        redis.call('HDEL', P .. ':attempts', fp8)
+        redis.call('HSET', P .. ':quarantine', fp8, value)
+        redis.call('HINCRBY', P .. ':stats', 'quarantine/urls', 1)
+        out[#out + 1] = fp8
+        out[#out + 1] = value
+      else
+        rest = with_attempts(rest, tries)
+        redis.call('HSET', P .. ':attempts', fp8, tries)
+        redis.call('HSET', key, field, score8)
+        redis.call('INCR', P .. ':n')
+        insert(host, struct.unpack('>d', score8), rest)
+        n = n + 1
+      end
     end
   end
 end
 if n > 0 then redis.call('HINCRBY', P .. ':stats', 'frontier/redelivered', n) end
-return n
+out[2] = n
+return out
 
 --@release
 -- ARGV[4] fp8: a popped, unacked entry goes back to the frontier now (a worker that stops

@@ -4,6 +4,11 @@ Scores are floats read from ``request.meta["focuscrawl"]["score"]`` (else the re
 integer priority). The frontier de-duplicates by request fingerprint, moves a URL up when it is
 found again with a better score, and pops around hosts whose downloader slot is full, so one
 host with many high scores neither starves the others nor stalls the crawl.
+
+Faults (:mod:`focuscrawl.frontier.guard`): a JOBDIR another crawl uses, an evicting Redis or
+refused credentials stop the crawl at start with one line; a full disk under the JOBDIR journal
+stops it (resumable); Redis away or full pauses it without blocking the reactor, the links and
+acks meanwhile kept here and sent when it is back.
 """
 
 from __future__ import annotations
@@ -14,11 +19,19 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider, signals
 from scrapy.core.scheduler import BaseScheduler
+from scrapy.exceptions import CloseSpider
 
+from focuscrawl.crawlstop import STORAGE_FAULT_EXIT
+from focuscrawl.credentials import RedisAuthError, first_report
+from focuscrawl.faults import as_fault
 from focuscrawl.frontier.base import Frontier, PushResult, host_of
 from focuscrawl.frontier.factory import build_frontier
-from focuscrawl.frontier.requests import FP_META, decode, encode, score_of
-from focuscrawl.frontier.urls import url_pattern
+from focuscrawl.frontier.guard import FrontierGuard
+from focuscrawl.frontier.journal import JobdirBusy
+from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.frontier.redis_health import FrontierUnavailable, RedisPolicyError
+from focuscrawl.frontier.requests import FP_META, BadEntry, decode, encode, score_of
+from focuscrawl.frontier.traps import TrapCaps
 from focuscrawl.signals import request_done
 
 if TYPE_CHECKING:
@@ -35,10 +48,10 @@ class FocusScheduler(BaseScheduler):
         host_slots: int = 0,
         max_pages_per_host: int = 0,
         max_pages_per_pattern: int = 0,
+        max_query_variants: int = 0,
     ) -> None:
         self.crawler = crawler
-        self.max_pages_per_pattern = max_pages_per_pattern
-        self._per_pattern: Counter[str] = Counter()
+        self.traps = TrapCaps(max_query_variants, max_pages_per_pattern)
         self.stats = crawler.stats
         self.host_slots = host_slots
         self.max_pages_per_host = max_pages_per_host
@@ -46,9 +59,13 @@ class FocusScheduler(BaseScheduler):
         self.spider: Spider | None = None
         self._per_host: Counter[str] = Counter()
         self._live: dict[bytes, Request] = {}  # requests whose fields are not JSON-able
+        self._bad_kinds: set[str] = set()  # kinds of dropped entries logged so far
         # a frontier with push_many (Redis) gets new links in batches: sent, with the ack of
         # the page they came from, in one round trip; flushed before any pop, count or ack
         self._batch: list[tuple[Request, tuple[Any, ...]]] | None = None
+        self._acks: list[bytes] = []  # acks kept while the frontier is paused (Redis away)
+        self._replacing: list[tuple[tuple[Any, ...], bytes]] = []  # (redirect, parent) kept
+        self._guard: FrontierGuard | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
@@ -59,6 +76,7 @@ class FocusScheduler(BaseScheduler):
             or s.getint("CONCURRENT_REQUESTS_PER_DOMAIN"),
             max_pages_per_host=s.getint("FOCUSCRAWL_MAX_PAGES_PER_HOST"),
             max_pages_per_pattern=s.getint("FOCUSCRAWL_MAX_PAGES_PER_PATTERN"),
+            max_query_variants=s.getint("FOCUSCRAWL_MAX_QUERY_VARIANTS"),
         )
         # acknowledged once its outcome is handled: the spider's output consumed
         # (FrontierAckMiddleware) or a final failure (the errback); a lease (Redis) expires
@@ -73,41 +91,116 @@ class FocusScheduler(BaseScheduler):
     def open(self, spider: Spider) -> None:
         self.spider = spider
         self.frontier = build_frontier(self.crawler.settings, spider.name)
-        self.frontier.open()
+        try:
+            self.frontier.open()
+        except RedisAuthError as exc:
+            self._refuse(str(exc))
+        except JobdirBusy as exc:
+            self._refuse(str(exc), "jobdir_busy", exit_status=2)
+        except RedisPolicyError as exc:
+            self._refuse(str(exc), "redis_config", exit_status=2)
+        except OSError as exc:
+            fault = as_fault(
+                f"frontier journal in JOBDIR {self.crawler.settings.get('JOBDIR')}", exc
+            )
+            if fault is None:
+                raise
+            self._refuse(str(fault), fault.reason, exit_status=STORAGE_FAULT_EXIT)
+        self._guard = FrontierGuard(self.crawler, self.frontier, self._send_kept)
+        self._guard.start()
+        self._report_quarantine()
         if hasattr(self.frontier, "push_many"):
             self._batch = []
         if len(self.frontier):
             logger.info("Resuming crawl with %d queued URLs", len(self.frontier))
 
+    def _refuse(self, message: str, reason: str = "redis_auth", exit_status: int = 0) -> None:
+        """The frontier cannot open (Redis refused the credentials, the JOBDIR is another
+        crawl's, …): one line, then the spider closes once open (an empty local frontier until
+        then; raising here would leave Scrapy's scraper unopened)."""
+        logger.log(*first_report(message))
+        self.frontier = MemoryFrontier(None)
+        if exit_status:
+            self.stats.set_value("focuscrawl/exit_status", exit_status)
+
+        def close_now(spider: Spider) -> None:
+            raise CloseSpider(reason)
+
+        self._close_now = close_now  # the signal holds a weak reference
+        self.crawler.signals.connect(close_now, signals.spider_opened)
+
     def close(self, reason: str) -> None:
         if self.frontier is not None:
-            self._flush()
-            self.stats.set_value("focuscrawl/frontier/left", len(self.frontier))
-            self.frontier.close()
+            guard = self._guarded
+            guard.stop()
+            if guard.paused:  # Redis away or full: what this worker holds comes back by itself
+                logger.error(
+                    "Closing while the Redis frontier is unavailable: %d link(s) and %d ack(s) "
+                    "not sent; the pages they came from stay leased and are fetched again "
+                    "when their leases expire",
+                    len(self._batch or ()) + len(self._replacing),
+                    len(self._acks),
+                )
+            else:
+                self._flush()
+                left = guard.call(len, self.frontier, default=-1)
+                if left >= 0:
+                    self.stats.set_value("focuscrawl/frontier/left", left)
+            try:
+                self.frontier.close()
+            except FrontierUnavailable as exc:
+                logger.error("Redis frontier not closed cleanly (%s): leases will expire", exc)
+            self._report_quarantine()
+            if self.frontier.redelivered:
+                self.stats.set_value("focuscrawl/quarantine/redelivered", self.frontier.redelivered)
+
+    def _report_quarantine(self) -> None:
+        """Count and log (one line each) the URLs the frontier quarantined since the last call:
+        their processing killed the crawler or its worker ``quarantine_after`` times."""
+        assert self.frontier is not None
+        records, self.frontier.quarantined = self.frontier.quarantined, []
+        for record in records:
+            self.stats.inc_value("focuscrawl/quarantine/urls")
+            logger.warning(
+                "Quarantined %s: the crawler died %d times while it was in flight; not "
+                "fetched again (fingerprint %s)",
+                record.url,
+                record.attempts,
+                record.fingerprint,
+            )
+
+    @property
+    def _guarded(self) -> FrontierGuard:
+        if self._guard is None:  # opened without open() (tests): a guard with no timers
+            assert self.frontier is not None
+            self._guard = FrontierGuard(self.crawler, self.frontier, self._send_kept)
+        return self._guard
 
     def has_pending_requests(self) -> bool:
+        if self.frontier is None:
+            return False
+        if self._guarded.paused:
+            return True  # Redis away or full: the crawl waits for it, it does not end
         self._flush()
-        return self.frontier is not None and len(self.frontier) > 0
+        return self._guarded.call(len, self.frontier, default=0) > 0 or self._guarded.paused
 
     def __len__(self) -> int:
+        if self.frontier is None or self._guarded.paused:
+            return 0
         self._flush()
-        return len(self.frontier) if self.frontier is not None else 0
+        return self._guarded.call(len, self.frontier, default=0)
 
     # -- queue ----------------------------------------------------------------------------
     def enqueue_request(self, request: Request) -> bool:
         assert self.frontier is not None and self.spider is not None
         parent_fp = request.meta.get(FP_META)
-        if parent_fp:
-            # a redirect or retry of a popped request: the new request replaces it
-            self._flush()
-            self.frontier.ack(bytes.fromhex(parent_fp))
         host = host_of(request.url)
         if self.max_pages_per_host and self._per_host[host] >= self.max_pages_per_host:
             self.stats.inc_value("focuscrawl/frontier/rejected/host_cap")
             return False
-        pattern = url_pattern(request.url) if self.max_pages_per_pattern else ""
-        if pattern and self._per_pattern[pattern] >= self.max_pages_per_pattern:
-            self.stats.inc_value("focuscrawl/frontier/rejected/pattern_cap")
+        trap = self.traps.reject(request.url, counted=not request.dont_filter)
+        if trap is not None:
+            self.stats.inc_value(f"focuscrawl/frontier/rejected/{trap}")
             return False
         fingerprint = self.crawler.request_fingerprinter.fingerprint(request)
         score = score_of(request)
@@ -119,36 +212,76 @@ class FocusScheduler(BaseScheduler):
             data = {"live": 1}
             self.stats.inc_value("focuscrawl/frontier/live_requests")
         item = (request.url, score, fingerprint, data, request.dont_filter)
-        if self._batch is not None and not parent_fp:
+        if parent_fp:  # a redirect or retry of a popped request: the new request replaces it
+            return self._push_replacing(request, item, bytes.fromhex(parent_fp))
+        if self._batch is not None:
             self._batch.append((request, item))
             if len(self._batch) >= BATCH:
                 self._flush()
             return True  # its outcome (added, upgraded, duplicate) is counted at the flush
-        if self._count(request, self.frontier.push(*item)):
+        result = self._guarded.call(self.frontier.push, *item, default=None)
+        if result is None:  # not written (a storage fault stops the crawl): its page is not
+            return False  # acknowledged either, so the resumed crawl finds it again
+        if self._count(request, result):
             return True
         self._dropped(request)
         return False
 
-    def _flush(self, ack: tuple[bytes, ...] = ()) -> None:
+    def _push_replacing(self, request: Request, item: tuple[Any, ...], parent: bytes) -> bool:
+        """Push ``item`` and acknowledge the request it replaces (one script with Redis)."""
+        assert self.frontier is not None
+        self._flush()
+        if self._guarded.paused:
+            self._replacing.append((item, parent))
+            return True
+        push = self.frontier.push_replacing  # type: ignore[attr-defined]
+        result = self._guarded.call(push, item, parent, default=None)
+        if result is None:
+            if self._guarded.paused:
+                self._replacing.append((item, parent))
+                return True
+            return False
+        if self._count(request, result):
+            return True
+        self._dropped(request)
+        return False
+
+    def _flush(self, ack: tuple[bytes, ...] = (), force: bool = False) -> None:
         """Send the batched pushes (then ``ack``) without waiting; their outcomes are counted
         when the frontier reads the reply (with its next pop or count: one round trip for both)."""
-        if not self._batch and not ack:
+        if (self._guarded.paused and not force) or self._guarded.stopped:
+            self._acks.extend(ack)  # sent, after the links they follow, when it is back
+            return
+        if not self._batch and not ack and not self._acks:
             return
         assert self.frontier is not None
         batch, self._batch = self._batch or [], [] if self._batch is not None else None
+        acks, self._acks = (*self._acks, *ack), []
 
         def counted(results: list[PushResult]) -> None:
             for (request, _), result in zip(batch, results, strict=True):
                 if not self._count(request, result):
                     self._dropped(request)
 
-        self.frontier.push_many([item for _, item in batch], ack=ack, on_results=counted)  # type: ignore[attr-defined]
+        self.frontier.push_many([item for _, item in batch], ack=acks, on_results=counted)  # type: ignore[attr-defined]
+
+    def _send_kept(self) -> None:
+        """Redis is back: what was kept while it was away goes now (raises while it cannot)."""
+        assert self.frontier is not None
+        replacing, self._replacing = self._replacing, []
+        for n, (item, parent) in enumerate(replacing):
+            try:
+                self.frontier.push_replacing(item, parent)  # type: ignore[attr-defined]
+            except FrontierUnavailable:
+                self._replacing[:0] = replacing[n:]
+                raise
+        self._flush(force=True)
+        self.frontier.flush()  # type: ignore[attr-defined]
 
     def _count(self, request: Request, result: PushResult) -> bool:
         if result is PushResult.ADDED:
             self._per_host[host_of(request.url)] += 1
-            if self.max_pages_per_pattern:
-                self._per_pattern[url_pattern(request.url)] += 1
+            self.traps.added(request.url)
             self.stats.inc_value("focuscrawl/frontier/enqueued")
             return True
         if result is PushResult.UPGRADED:
@@ -172,20 +305,44 @@ class FocusScheduler(BaseScheduler):
 
     def next_request(self) -> Request | None:
         assert self.frontier is not None and self.spider is not None
+        guard = self._guarded
+        if guard.paused or guard.stopped:
+            return None  # Redis away or full, or a storage fault: nothing handed out
         self._flush()
-        entry = self.frontier.pop(self._busy)
-        if entry is None:
-            return None
-        self.stats.inc_value("focuscrawl/frontier/dequeued")
-        if entry.data.get("live"):
-            request = self._live.pop(entry.fingerprint, None)
-            if request is None:  # a live request from another process (journal or Redis)
-                self.stats.inc_value("focuscrawl/frontier/lost_live")
-                self.frontier.ack(entry.fingerprint)
-                return self.next_request()
-            request.meta[FP_META] = entry.fingerprint.hex()
-            return request
-        return decode(entry.url, entry.fingerprint, entry.data, self.spider)
+        if self.frontier.quarantined:  # by the last pop (a Redis lease expired)
+            self._report_quarantine()
+        while True:  # an entry that cannot become a request is dropped: pop the next one
+            entry = guard.call(self.frontier.pop, self._busy, default=None)
+            if entry is None:
+                return None
+            self.stats.inc_value("focuscrawl/frontier/dequeued")
+            if isinstance(entry.data, dict) and entry.data.get("live"):
+                request = self._live.pop(entry.fingerprint, None)
+                if request is None:  # a live request from another process (journal or Redis)
+                    self.stats.inc_value("focuscrawl/frontier/lost_live")
+                    self._guarded.call(self.frontier.ack, entry.fingerprint, default=None)
+                    continue
+                request.meta[FP_META] = entry.fingerprint.hex()
+                return request
+            try:
+                return decode(entry.url, entry.fingerprint, entry.data, self.spider)
+            except BadEntry as exc:
+                self._bad_entry(entry.url, entry.fingerprint, exc)
+
+    def _bad_entry(self, url: str, fingerprint: bytes, exc: BadEntry) -> None:
+        """An entry that breaks a rule of :mod:`.trust` (written by someone else into Redis or
+        the journal): acknowledged, never re-queued; counted; logged once per kind."""
+        assert self.frontier is not None
+        self._guarded.call(self.frontier.ack, fingerprint, default=None)
+        self.stats.inc_value("focuscrawl/skip/bad_queue_entry")
+        self.stats.inc_value(f"focuscrawl/skip/bad_queue_entry/{exc.kind}")
+        if exc.kind not in self._bad_kinds:
+            self._bad_kinds.add(exc.kind)
+            logger.warning(
+                "Dropped a frontier entry this crawler did not write (%s): %r; others of this "
+                "kind are only counted (focuscrawl/skip/bad_queue_entry/%s)",
+                exc, str(url)[:200], exc.kind,
+            )  # fmt: skip
 
     def _busy(self, host: str) -> bool:
         """A host is skipped while its downloader slot is full, or (cluster) while its shared
@@ -209,5 +366,5 @@ class FocusScheduler(BaseScheduler):
         if fp and self.frontier is not None:
             if self._batch is not None:
                 self._flush(ack=(bytes.fromhex(fp),))  # the page's links first, then its ack
-            else:
-                self.frontier.ack(bytes.fromhex(fp))
+            elif not self._guarded.stopped:  # after a storage fault: left in flight (resumed)
+                self._guarded.call(self.frontier.ack, bytes.fromhex(fp), default=None)

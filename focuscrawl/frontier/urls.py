@@ -7,24 +7,55 @@ from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+# Query parameters that name a session or a click, never the content: dropped (so that one page
+# is one URL). Only names whose meaning is fixed by the software that sets them; kept are
+# short or common words that sites use for content: ``s`` (WordPress search), ``ref`` (a
+# branch or tag on code hosts), ``source``, ``from``, ``token`` (may be a download's key).
 SESSION_PARAMS = frozenset(
     {
+        # server-side sessions: Java, PHP, ASP, ColdFusion, osCommerce, Zen Cart
         "jsessionid",
         "phpsessid",
         "sid",
+        "sessid",
         "sessionid",
         "session_id",
         "aspsessionid",
         "cfid",
         "cftoken",
+        "oscsid",
+        "zenid",
+        # campaign tags
         "utm_source",
         "utm_medium",
         "utm_campaign",
         "utm_term",
         "utm_content",
+        "utm_id",
+        # ad and social click ids, mail and analytics tags (new on every click or send)
+        "gclid",
+        "gbraid",
+        "wbraid",
+        "dclid",
+        "fbclid",
+        "msclkid",
+        "yclid",
+        "twclid",
+        "igshid",
+        "mc_cid",
+        "mc_eid",
+        "_ga",
+        "_gl",
+        "_hsenc",
+        "_hsmi",
+        "mkt_tok",
     }
 )
-_PATH_SESSION = re.compile(r";jsessionid=[^/?#]*", re.IGNORECASE)
+# ``;jsessionid=…`` path parameters, and ASP.NET's cookieless session segment ``/(S(…))``
+_PATH_SESSION = re.compile(
+    r";(?:jsessionid|phpsessid|sessionid|sid)=[^/?#;]*|/\((?:[A-Za-z]\([A-Za-z0-9]*\))+\)(?=/)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +74,9 @@ def normalize(url: str) -> str:
         kept = [(k, v) for k, v in pairs if k.lower() not in SESSION_PARAMS]
         if len(kept) != len(pairs):
             query = urlencode(kept)
-    path = _PATH_SESSION.sub("", parts.path) if ";" in parts.path else parts.path
+    path = parts.path
+    if ";" in path or "/(" in path:
+        path = _PATH_SESSION.sub("", path)
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path or "/", query, ""))
 
 

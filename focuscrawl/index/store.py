@@ -3,7 +3,9 @@
 One ``pages`` row per URL (metadata, relevance, authority) and one ``pages_fts`` row with the same
 rowid (title and text, ``porter unicode61`` tokens). Adding, replacing or removing a page touches
 only that page's rows and postings, so an update costs the pages changed, not the index size.
-The database runs in WAL mode: ``focuscrawl serve`` can read while a crawl writes.
+The database runs in WAL mode: ``focuscrawl serve`` can read while a crawl writes, and crawls that
+share one data directory take turns writing: each write transaction is short (see
+:meth:`PageIndex.write`) and waits up to ``busy_timeout`` seconds for another's to end.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ SCHEMA_VERSION = 1
 MAX_TEXT_CHARS = 1_000_000  # longer texts are cut before indexing
 HIT_START, HIT_END = "\ue000", "\ue001"  # snippet markers (private use: stripped from page text)
 SNIPPET_TOKENS = 24
+BUSY_TIMEOUT = 60.0  # seconds a write waits for another process's transaction to end
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,6 +54,13 @@ CREATE TABLE IF NOT EXISTS crawls (
 );
 """
 
+
+def locked_error(exc: BaseException) -> bool:
+    """Whether a SQLite error says another connection held the lock past the timeout."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 _STRIP = str.maketrans({HIT_START: " ", HIT_END: " ", "\x00": " "})
 
 
@@ -73,6 +83,10 @@ class SearchResult:
     mode: str  # "and", or "or" when no page held every term
 
 
+class IndexBusy(RuntimeError):
+    """Another process held the index's write lock longer than the busy timeout."""
+
+
 class PageIndex:
     """An FTS5 page index in one SQLite file (or ``":memory:"``)."""
 
@@ -81,18 +95,28 @@ class PageIndex:
         self.path = path
 
     @classmethod
-    def open(cls, path: str | Path, *, readonly: bool = False, cache_mb: int = 64) -> PageIndex:
-        """Open (``readonly=False``: create if missing) the index; ValueError if not an index."""
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        readonly: bool = False,
+        cache_mb: int = 64,
+        busy_timeout: float = BUSY_TIMEOUT,
+    ) -> PageIndex:
+        """Open (``readonly=False``: create if missing) the index; ValueError if not an index,
+        :class:`IndexBusy` when another process kept it locked past ``busy_timeout`` seconds,
+        ``sqlite3.OperationalError`` / ``OSError`` when the disk refuses (see
+        :func:`focuscrawl.faults.storage_fault`)."""
         path = str(path)
         if readonly:
             if not Path(path).is_file():
                 raise FileNotFoundError(f"no index at {path}")
             uri = Path(path).resolve().as_uri() + "?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=busy_timeout)
         else:
             if path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(path, check_same_thread=False)
+            conn = sqlite3.connect(path, check_same_thread=False, timeout=busy_timeout)
         try:
             if not readonly:
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -110,12 +134,20 @@ class PageIndex:
             conn.close()
             if isinstance(exc, ValueError):
                 raise
+            if locked_error(exc):
+                raise IndexBusy(
+                    f"{path} is locked by another process (waited {busy_timeout:.0f}s): {exc}"
+                ) from exc
+            if isinstance(exc, sqlite3.OperationalError):  # disk full, read-only, I/O
+                raise
             raise ValueError(f"{path} is not a focuscrawl index: {exc}") from exc
         return index
 
     def _check_schema(self) -> None:
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.OperationalError:
+            raise  # locked, I/O: not a verdict on the file
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"{self.path} is not a focuscrawl index: {exc}") from exc
         if row is None or int(row[0]) != SCHEMA_VERSION:
@@ -128,6 +160,18 @@ class PageIndex:
 
     def commit(self) -> None:
         self.conn.commit()
+
+    def begin(self) -> None:
+        """Start a write transaction now (``BEGIN IMMEDIATE``), unless one is open: its reads
+        and writes are one unit, and another process's write waits for its commit (a read that
+        turned into a write could otherwise fail at once with "database is locked")."""
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")
+
+    def rollback(self) -> None:
+        """Undo the open transaction (SQLite may have rolled it back itself on a full disk)."""
+        if self.conn.in_transaction:
+            self.conn.rollback()
 
     def __enter__(self) -> PageIndex:
         return self
@@ -150,7 +194,9 @@ class PageIndex:
         change: str = "",
         authority: float | None = None,
     ) -> bool:
-        """Add or replace the page at ``url``; True when it was new to the index."""
+        """Add or replace the page at ``url``; True when it was new to the index.
+
+        Not committed: call :meth:`begin` first when another process may write the index."""
         title = (title or "").translate(_STRIP)
         body = (text or "")[:MAX_TEXT_CHARS].translate(_STRIP)
         now = time.time()
@@ -208,11 +254,13 @@ class PageIndex:
     # --- crawl bookkeeping (for the dashboard) ------------------------------------------------
 
     def begin_crawl(self) -> int:
+        self.begin()
         cur = self.conn.execute("INSERT INTO crawls(started) VALUES (?)", (time.time(),))
         self.conn.commit()
         return int(cur.lastrowid or 0)
 
     def end_crawl(self, crawl_id: int, counts: Mapping[str, int]) -> None:
+        self.begin()
         self.conn.execute(
             "UPDATE crawls SET finished = ?, counts = ? WHERE id = ?",
             (time.time(), json.dumps(dict(counts), sort_keys=True), crawl_id),

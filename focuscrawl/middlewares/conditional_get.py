@@ -30,11 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter, is_item
 from scrapy import signals
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CloseSpider, NotConfigured
 
 from focuscrawl.change.fingerprint import fingerprint
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
+from focuscrawl.credentials import RedisAuthError, first_report
 from focuscrawl.pipelines.change import UNTRUSTED_VALIDATORS, thresholds_from
+from focuscrawl.pipelines.store_wait import transient_store_error
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -70,13 +72,23 @@ class ConditionalGetMiddleware:
 
     def spider_opened(self, spider: Spider | None = None) -> None:
         if self.conditional:
-            self.store = open_store(self.settings)
-            self.store.open()
+            store = open_store(self.settings)
+            try:
+                store.open()
+            except StoreError as exc:  # e.g. Redis refused the password: one line, then stop
+                logger.log(*first_report(str(exc)))
+                auth = isinstance(exc.__cause__, RedisAuthError)
+                raise CloseSpider("redis_auth" if auth else "change_store") from None
+            self.store = store
 
     def spider_closed(self, spider: Spider | None = None) -> None:
         if self.store is not None:
-            self.store.close()
-            self.store = None
+            store, self.store = self.store, None
+            try:
+                store.close()  # the last user of a Redis store writes its queued visits here
+            except StoreError as exc:  # Redis away: visits of pages the index already has
+                self._inc("store_error")
+                logger.error("change store: closing failed: %s", exc)
 
     def _inc(self, what: str, n: int = 1) -> None:
         if self.stats is not None:
@@ -140,6 +152,8 @@ class ConditionalGetMiddleware:
         except StoreError as exc:
             self._inc("store_error")
             logger.error("change store failed recording a 304 of %s: %s", request.url, exc)
+            if transient_store_error(exc):  # Redis away or full: a visit of history, no more
+                return
             if self.crawler.engine is not None:
                 self.crawler.engine.close_spider(self.crawler.spider, "change_store_error")
 

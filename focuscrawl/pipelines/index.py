@@ -10,26 +10,44 @@
 ``insignificant``
 =========================  ============================================================
 
-Writes are committed every ``FOCUSCRAWL_INDEX_COMMIT_EVERY`` updates and when the spider closes,
-when the counts of the crawl are recorded for the dashboard.
+Durability. An item that changes the index is answered (its Deferred fires) only once its update
+is committed: updates are grouped in one short write transaction, committed after
+``FOCUSCRAWL_INDEX_COMMIT_EVERY`` updates or ``FOCUSCRAWL_INDEX_COMMIT_DELAY`` seconds, whichever
+comes first. The change pipeline records a page's version in the change store only after the
+item is through (see :mod:`focuscrawl.pipelines.settle`), and the frontier acknowledges the page
+only then (:mod:`focuscrawl.middlewares.ack`). So after a SIGKILL at any point the change store
+never holds a version the index lacks: a page whose update was not committed is fetched again
+(not acknowledged) and is new or changed to the change store, so it reaches the index.
+
+A full disk or a read-only data directory closes the spider (reason ``storage_full`` /
+``storage_error``) with one error line; the items of the failed transaction fail with
+:class:`~focuscrawl.faults.StorageFault`, so their pages are not acknowledged (fetched again
+by the resumed crawl). Another crawl writing the same index (one data directory shared) is
+waited for (``FOCUSCRAWL_DB_BUSY_TIMEOUT``).
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import NotConfigured
+from scrapy.exceptions import CloseSpider, NotConfigured
+from twisted.internet import defer
 
-from focuscrawl.index.store import PageIndex
+from focuscrawl.crawlstop import STORAGE_FAULT_EXIT, HeldItem, stop_crawl
+from focuscrawl.faults import StorageFault, as_fault
+from focuscrawl.index.store import BUSY_TIMEOUT, IndexBusy, PageIndex, locked_error
+from focuscrawl.pipelines.settle import Answer
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
+    from twisted.internet.interfaces import IDelayedCall
 
 logger = logging.getLogger(__name__)
 
@@ -46,38 +64,76 @@ def index_path(settings: Any) -> str:
 
 
 class IndexPipeline:
+    #: items are answered once their update is committed (see focuscrawl.pipelines.settle)
+    DURABLE_ANSWER = True
+
+    @staticmethod
+    def enabled(settings: Any) -> bool:
+        return bool(settings.getbool("FOCUSCRAWL_INDEX_ENABLED", True))
+
     def __init__(
-        self, path: str, commit_every: int = 200, stats: StatsCollector | None = None
+        self,
+        path: str,
+        commit_every: int = 64,
+        stats: StatsCollector | None = None,
+        *,
+        commit_delay: float = 0.1,
+        busy_timeout: float = BUSY_TIMEOUT,
+        crawler: Crawler | None = None,
     ) -> None:
         self.path = path
         self.commit_every = max(1, commit_every)
+        self.commit_delay = commit_delay
+        self.busy_timeout = busy_timeout
         self.stats = stats
+        self.crawler = crawler
         self.index: PageIndex | None = None
         self.crawl_id = 0
         self.counts: Counter[str] = Counter()
-        self._pending = 0
+        # items updated in the open transaction, answered at its commit
+        self._waiting: list[tuple[defer.Deferred[Any], Any]] = []
+        self._timer: IDelayedCall | None = None
+        self.failed: StorageFault | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IndexPipeline:
         settings = crawler.settings
-        if not settings.getbool("FOCUSCRAWL_INDEX_ENABLED", True):
+        if not cls.enabled(settings):
             raise NotConfigured("FOCUSCRAWL_INDEX_ENABLED is off")
         return cls(
             index_path(settings),
-            commit_every=settings.getint("FOCUSCRAWL_INDEX_COMMIT_EVERY", 200),
+            commit_every=settings.getint("FOCUSCRAWL_INDEX_COMMIT_EVERY", 64),
             stats=crawler.stats,
+            commit_delay=settings.getfloat("FOCUSCRAWL_INDEX_COMMIT_DELAY", 0.1),
+            busy_timeout=settings.getfloat("FOCUSCRAWL_DB_BUSY_TIMEOUT", BUSY_TIMEOUT),
+            crawler=crawler,
         )
 
     def open_spider(self, spider: Spider | None = None) -> None:
-        self.index = PageIndex.open(self.path)
-        self.crawl_id = self.index.begin_crawl()
+        try:
+            self.index = PageIndex.open(self.path, busy_timeout=self.busy_timeout)
+            self.crawl_id = self.index.begin_crawl()
+        except (IndexBusy, ValueError, sqlite3.Error, OSError) as exc:
+            if self.index is not None:
+                self.index.close()
+                self.index = None
+            fault = as_fault(f"index {self.path}", exc)
+            logger.error("%s", fault if fault is not None else f"index {self.path}: {exc}")
+            if self.stats is not None and fault is not None:
+                self.stats.set_value("focuscrawl/exit_status", STORAGE_FAULT_EXIT)
+            raise CloseSpider(fault.reason if fault is not None else "index_error") from None
         logger.info("index: %s (%d pages)", self.path, len(self.index))
 
     def close_spider(self, spider: Spider | None = None) -> None:
         if self.index is None:
             return
-        self.index.commit()
-        self.index.end_crawl(self.crawl_id, self.counts)
+        self.commit()
+        try:
+            if self.failed is None:
+                self.index.end_crawl(self.crawl_id, self.counts)
+                self.index.commit()
+        except (sqlite3.Error, OSError) as exc:
+            logger.error("index: the crawl's counts were not recorded: %s", exc)
         logger.info("index: %d pages after this crawl (%s)", len(self.index), dict(self.counts))
         self.index.close()
         self.index = None
@@ -99,29 +155,99 @@ class IndexPipeline:
             return item
         if change in UNTOUCHED_CHANGES:
             return item
-        if change == "deleted":
-            if self.index.remove(url):
-                self._count("removed")
-        elif change in INDEXED_CHANGES:
-            if adapter.get("relevant"):
-                added = self.index.upsert(
-                    url,
-                    str(adapter.get("title") or ""),
-                    str(adapter.get("text") or ""),
-                    relevance=float(adapter.get("relevance") or 0.0),
-                    depth=int(adapter.get("depth") or 0),
-                    fetched_at=float(adapter.get("fetched_at") or 0.0),
-                    change=change,
-                )
-                self._count("added" if added else "replaced")
-            elif self.index.remove(url):
-                self._count("removed")  # it left the topic
-        else:
+        if change not in INDEXED_CHANGES and change != "deleted":
             self._count("skipped/unknown_change")
             logger.warning("index: unknown change %r for %s, skipped", change, url)
             return item
-        self._pending += 1
-        if self._pending >= self.commit_every:
+        if self.failed is not None:
+            raise HeldItem(self.failed)
+        try:
+            self.index.begin()
+            self.index.conn.execute("SAVEPOINT item")
+            what = self._apply(adapter, url, change)
+            self.index.conn.execute("RELEASE item")
+        except (sqlite3.Error, OSError) as exc:
+            fault = as_fault(f"index {self.path}", exc)
+            if fault is None and not isinstance(exc, sqlite3.OperationalError):
+                # this item's own problem (a bug, a constraint): undo it alone, go on
+                self.index.conn.execute("ROLLBACK TO item")
+                self.index.conn.execute("RELEASE item")
+                raise
+            self._fail(fault or self._other_fault(exc))
+            raise HeldItem(self.failed) from exc  # type: ignore[arg-type]
+        if what is None:
+            return item
+        self._count(what)
+        answer: defer.Deferred[Any] = defer.Deferred()
+        self._waiting.append((answer, item))
+        if len(self._waiting) >= self.commit_every:
+            self.commit()
+        elif self._timer is None:
+            from twisted.internet import reactor
+
+            self._timer = reactor.callLater(self.commit_delay, self.commit)  # type: ignore[attr-defined]
+        return Answer(answer)
+
+    def _apply(self, adapter: ItemAdapter, url: str, change: str) -> str | None:
+        """The index update of one item (in the open transaction): what was done, or None."""
+        assert self.index is not None
+        if change == "deleted":
+            return "removed" if self.index.remove(url) else None
+        if not adapter.get("relevant"):
+            return "removed" if self.index.remove(url) else None  # it left the topic
+        added = self.index.upsert(
+            url,
+            str(adapter.get("title") or ""),
+            str(adapter.get("text") or ""),
+            relevance=float(adapter.get("relevance") or 0.0),
+            depth=int(adapter.get("depth") or 0),
+            fetched_at=float(adapter.get("fetched_at") or 0.0),
+            change=change,
+        )
+        return "added" if added else "replaced"
+
+    def commit(self) -> None:
+        """Commit the open transaction and answer the items it holds."""
+        if self._timer is not None:
+            if self._timer.active():
+                self._timer.cancel()
+            self._timer = None
+        waiting, self._waiting = self._waiting, []
+        if self.index is None or self.failed is not None:
+            self._answer(waiting)
+            return
+        try:
             self.index.commit()
-            self._pending = 0
-        return item
+        except (sqlite3.Error, OSError) as exc:
+            self._fail(as_fault(f"index {self.path}", exc) or self._other_fault(exc))
+        self._answer(waiting)
+
+    def _other_fault(self, exc: BaseException) -> StorageFault:
+        if locked_error(exc):
+            return StorageFault(
+                f"index {self.path}: locked by another process for more than "
+                f"{self.busy_timeout:g}s ({exc}); stopping the crawl (resumable)"
+            )
+        return StorageFault(f"index {self.path}: {exc}; stopping the crawl (resumable)")
+
+    def _answer(self, waiting: list[tuple[defer.Deferred[Any], Any]]) -> None:
+        for answer, item in waiting:
+            if self.failed is not None:
+                answer.errback(HeldItem(self.failed))
+            else:
+                answer.callback(item)
+
+    def _fail(self, fault: StorageFault) -> None:
+        """The index cannot be written: undo the open transaction, stop the crawl (once)."""
+        assert self.index is not None
+        try:
+            self.index.rollback()
+        except sqlite3.Error as exc:
+            logger.debug("index: rollback after a failed write: %s", exc)
+        waiting, self._waiting = self._waiting, []
+        if self.failed is None:
+            self.failed = fault
+            self._count("storage_error")
+            logger.error("%s", fault)
+            stop_crawl(self.crawler, fault.reason, STORAGE_FAULT_EXIT)
+        self._answer(waiting)
