@@ -1,5 +1,7 @@
 """Recrawl benchmark: ``focuscrawl eval-recrawl`` in full (six-cycle tables for 10..50 changed
-pages, freshness at equal budget with the oracle ceiling, APFC precision/recall).
+pages, freshness at equal budget with the oracle ceiling, and on the change-detection corpora the
+same run for every technique: APFC precision/recall, website versions (HTML, and Markdown regions
+rendered), injected noise, ms per compare).
 
     .venv/bin/python bench/bench_recrawl.py [eval-recrawl options, e.g. --only six]
 """

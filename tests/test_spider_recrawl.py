@@ -15,6 +15,7 @@ import pytest
 
 from focuscrawl.evaluation.evolving import synthetic_evolving
 from focuscrawl.evaluation.testweb import TestWebProcess
+from focuscrawl.netguard import allow_private_args
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,7 @@ def crawl(tmp: Path, web: TestWebProcess, name: str, *args: str) -> tuple[list[d
             "-a",
             "strategy=bfs",
             *args,
+            *allow_private_args(web.hosts),
             "-s",
             "FOCUSCRAWL_DATA_DIR=data",
             "-s",
@@ -87,6 +89,7 @@ def test_recrawl_sends_only_significant_changes(
     items, stats = crawl(tmp_path, web, "second", "-a", "mode=recrawl")
     assert {i["url"] for i in items} == changed
     assert all(i["change"] == "significant" for i in items)
+    assert all(i["change_diff"].get("added") for i in items)  # the export says what changed
     assert stats["focuscrawl/change/unchanged"] >= len(stored) - len(changed) - 5
     # unchanged pages come back as 304 without a body; a few may be fetched in full (a page
     # found again through a link, or FOCUSCRAWL_CHANGE_VALIDATE_EVERY's periodic full GET)

@@ -1,9 +1,12 @@
-"""Fingerprints of one version of a page: headers, size, body hash, document index, simhash.
+"""Fingerprints of one version of a page: headers, size, body hash, document index, simhash,
+content.
 
 A :class:`Fingerprints` is what the change store keeps per version and what every detection
 technique compares: Last-Modified, ETag, size and body hash come from the HTTP exchange; the
 document index (term → count of the text blocks and the title), its hash, the simhash and the
-hash of the content links come from the partitioned :class:`~focuscrawl.blocks.model.Page`.
+hash of the content links come from the partitioned :class:`~focuscrawl.blocks.model.Page`; so
+does the content a reader sees (:mod:`focuscrawl.change.content`: normalised lines and content
+links), kept so that the next version can say what changed, and its hash.
 """
 
 from __future__ import annotations
@@ -11,13 +14,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from focuscrawl.blocks.model import Page
+from focuscrawl.change.content import Content, NoiseRules, content_of
 from focuscrawl.change.simhash import simhash64
 from focuscrawl.change.terms import document_index
+
+logger = logging.getLogger(__name__)
 
 
 def short_hash(data: bytes) -> str:
@@ -37,6 +44,8 @@ class Thresholds:
     # 0.05 to blocks marked by a cue (nav, footer, ads, sidebars) and 0.15 to unmarked text
     # outside the article (data tables, figures: a fund's value is such a block)
     min_block_weight: float = 0.1
+    # the sites' own noise: (URL glob, regexes) pairs, see content.noise_rules
+    noise: NoiseRules = ()
 
 
 DEFAULT_THRESHOLDS = Thresholds()
@@ -53,12 +62,38 @@ class Fingerprints:
     etag: str = ""
     last_modified: str = ""
     doc_index: dict[str, int] = field(default_factory=dict)
+    content_hash: str = ""  # hash of the content's tokens: equal ⇔ a reader sees the same
+    # the content as stored (Content.pack): read back only when a diff needs it, since most
+    # visits find the same content hash; "" for a record of an older version
+    packed_content: str = ""
+    _content: Content | None = field(default=None, repr=False, compare=False)
+    # the document index as stored: a record read back is written again as it was, not
+    # re-encoded (a crawl writes each page's record twice: the item, then the store)
+    _packed_index: str = field(default="", repr=False, compare=False)
+
+    @property
+    def content(self) -> Content | None:
+        """What a reader sees of this version (None: not kept, or unreadable)."""
+        if self._content is None and self.packed_content:
+            try:
+                self._content = Content.unpack(self.packed_content)
+            except ValueError as exc:
+                logger.warning("change: unreadable content record (%s): compared by terms", exc)
+                self.packed_content = ""
+        return self._content
+
+    def set_content(self, content: Content) -> None:
+        self._content = content
+        self.content_hash = content.digest
+        self.packed_content = ""  # packed on the first to_dict
 
     # --- compact, versioned serialisation (the stores keep this) -------------------------
     def to_dict(self) -> dict[str, Any]:
         """A compact JSON-able dict; the document index is zlib-compressed JSON in base64."""
-        packed = zlib.compress(json.dumps(self.doc_index, separators=(",", ":")).encode(), 6)
-        return {
+        if not self._packed_index:
+            packed = zlib.compress(json.dumps(self.doc_index, separators=(",", ":")).encode(), 6)
+            self._packed_index = base64.b64encode(packed).decode("ascii")
+        out = {
             "v": 1,
             "s": self.size,
             "b": self.body_hash,
@@ -68,8 +103,14 @@ class Fingerprints:
             "e": self.etag,
             "m": self.last_modified,
             "k": self.n_links,
-            "d": base64.b64encode(packed).decode("ascii"),
+            "d": self._packed_index,
         }
+        if self._content is not None and not self.packed_content:
+            self.packed_content = self._content.pack()
+        if self.packed_content:
+            out["q"] = self.content_hash
+            out["c"] = self.packed_content
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fingerprints:
@@ -95,10 +136,13 @@ class Fingerprints:
             last_modified=str(data.get("m", "")),
             n_links=int(data.get("k", 0)),
             doc_index=doc,
+            content_hash=str(data.get("q", "")) if data.get("c") else "",
+            packed_content=str(data.get("c") or ""),
+            _packed_index=str(data.get("d") or ""),
         )
 
 
-def text_of(page: Page, min_block_weight: float = Thresholds.min_block_weight) -> list[str]:
+def text_of(page: Page, min_block_weight: float = DEFAULT_THRESHOLDS.min_block_weight) -> list[str]:
     """What counts as content: the title, the text blocks and the noise blocks of at least
     ``min_block_weight`` (link blocks and cue-marked noise — nav, ads, footer — left out)."""
     texts = [page.title] if page.title else []
@@ -125,11 +169,13 @@ def fingerprint(
     headers: dict[str, str] | None = None,
     *,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
+    content: bool = True,
 ) -> Fingerprints:
     """The fingerprints of one version: ``page`` parsed from ``body`` served with ``headers``.
 
     ``page`` may be ``None`` (a body that is not HTML, or a 304 with no body): then only the
-    HTTP-level fingerprints are filled.
+    HTTP-level fingerprints are filled. ``content=False`` leaves out what a reader sees (the
+    record of issue 6: the speed benchmark's baseline).
     """
     raw = body.encode("utf-8") if isinstance(body, str) else body
     h = {k.lower(): v for k, v in (headers or {}).items()}
@@ -147,4 +193,8 @@ def fingerprint(
         fp.simhash = simhash64(fp.doc_index)
         fp.links_hash = links_hash(page)
         fp.n_links = sum(1 for link in page.links if not link.noise)
+        if content:
+            fp.set_content(
+                content_of(page, mask_dates=thresholds.mask_dates, noise=thresholds.noise)
+            )
     return fp

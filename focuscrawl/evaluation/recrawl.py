@@ -64,6 +64,7 @@ class Score:
     fn: int = 0
     tn: int = 0
     false_positives: list[str] = field(default_factory=list)
+    false_negatives: list[str] = field(default_factory=list)
 
     def add(self, predicted: bool, actual: bool, name: str) -> None:
         if predicted and actual:
@@ -73,6 +74,7 @@ class Score:
             self.false_positives.append(name)
         elif actual:
             self.fn += 1
+            self.false_negatives.append(name)
         else:
             self.tn += 1
 
@@ -126,7 +128,15 @@ def score_versions(
 
 
 # --- the six-cycle experiment -------------------------------------------------------------------
-SIX_TECHNIQUES = ("refetch-all", "last-modified", "size", "hash", "doc-index", "simhash")
+SIX_TECHNIQUES = (
+    "refetch-all",
+    "last-modified",
+    "size",
+    "hash",
+    "doc-index",
+    "simhash",
+    "content-diff",
+)
 
 
 @dataclass(slots=True)

@@ -5,29 +5,48 @@ response by :class:`~focuscrawl.middlewares.conditional_get.ChangeFingerprintMid
 empty, computed from the item's title and text as a fallback), compares them with the stored
 version, sets ``item.change`` to ``new``, ``unchanged``, ``insignificant``, ``significant`` or
 ``deleted`` (an item with status 404/410: a tombstone) and records the visit in the change store.
+When something changed, ``item.change_diff`` says what (fragments added, removed and moved, content
+links added and removed, block kinds: :meth:`focuscrawl.change.classify.Change.to_dict`).
 
 In recrawl mode (``spider.mode == "recrawl"``) only ``new`` and ``significant`` items and the
 ``deleted`` tombstones go on to the index and the export; the others are dropped with
 ``DropItem`` — or, with ``FOCUSCRAWL_CHANGE_DROP = False``, passed on with their status (the index
 pipeline ignores them). Stats: ``focuscrawl/change/<status>``, ``focuscrawl/change/dropped``,
 ``focuscrawl/change/store_error``. A store that fails (Redis lost or unreachable) closes the
-spider with the reason ``change_store_error``: history is never lost silently.
+spider with the reason ``change_store_error``: history is never lost silently, and the items it
+could not take are held back (:class:`~focuscrawl.crawlstop.HeldItem`: their pages are not
+acknowledged, so a resumed crawl fetches them again); a full disk or a
+read-only data directory closes it with ``storage_full`` / ``storage_error`` (one line). A Redis
+store away or full is waited for (:mod:`focuscrawl.pipelines.store_wait`).
+
+With the index after it (:mod:`focuscrawl.pipelines.settle`), the visit is recorded once the item
+is through the index (its update committed), so a killed crawl never leaves a version in the
+change store that the index lacks; a visit that cannot be recorded then holds its page back
+(``focuscrawl.signals.item_held``: not acknowledged, fetched again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from itemadapter import ItemAdapter
-from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 
-from focuscrawl.change.classify import GONE, classify
+from focuscrawl.change.classify import GONE, Change, classify
+from focuscrawl.change.content import content_of_text, noise_rules
 from focuscrawl.change.fingerprint import Fingerprints, Thresholds, index_hash
 from focuscrawl.change.simhash import simhash64
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
 from focuscrawl.change.terms import document_index
+from focuscrawl.crawlstop import STORAGE_FAULT_EXIT, HeldItem, engine_stopping, stop_crawl
+from focuscrawl.credentials import RedisAuthError, first_report
+from focuscrawl.faults import as_fault
+from focuscrawl.pipelines.settle import ItemSettlement, durable_pipeline_after
+from focuscrawl.pipelines.store_wait import StoreWait, transient_store_error
+from focuscrawl.signals import item_held
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -56,6 +75,7 @@ def thresholds_from(settings: Any) -> Thresholds:
         mask_dates=settings.getbool("FOCUSCRAWL_CHANGE_MASK_DATES", False),
         simhash_bits=settings.getint("FOCUSCRAWL_CHANGE_SIMHASH_BITS", 0),
         min_block_weight=settings.getfloat("FOCUSCRAWL_CHANGE_MIN_BLOCK_WEIGHT", 0.1),
+        noise=noise_rules(settings.getdict("FOCUSCRAWL_CHANGE_NOISE", {})),
     )
 
 
@@ -68,7 +88,7 @@ def fingerprints_of_item(adapter: ItemAdapter, thresholds: Thresholds) -> Finger
     texts = [str(adapter.get("title") or ""), str(adapter.get("text") or "")]
     index = document_index([t for t in texts if t], mask_dates=thresholds.mask_dates)
     text_hash = index_hash(index)
-    return Fingerprints(
+    fp = Fingerprints(
         size=sum(len(t.encode()) for t in texts),
         body_hash=text_hash,  # no body here: the text stands in for it
         text_hash=text_hash,
@@ -77,6 +97,10 @@ def fingerprints_of_item(adapter: ItemAdapter, thresholds: Thresholds) -> Finger
         last_modified=headers.get("last-modified", ""),
         doc_index=index,
     )
+    url = str(adapter.get("url") or "")
+    mask = thresholds.mask_dates
+    fp.set_content(content_of_text(*texts, mask_dates=mask, url=url, noise=thresholds.noise))
+    return fp
 
 
 def features_of(adapter: ItemAdapter, fp: Fingerprints) -> dict[str, Any]:
@@ -89,6 +113,14 @@ def features_of(adapter: ItemAdapter, fp: Fingerprints) -> dict[str, Any]:
         "links": fp.n_links,
         "relevance": round(float(adapter.get("relevance") or 0.0), 3),
     }
+
+
+def set_change_diff(adapter: ItemAdapter, change: Change) -> None:
+    """``item.change_diff``: what changed (fragments, items, block kinds), when anything did."""
+    detail = change.to_dict()
+    if len(detail) > 1:
+        with contextlib.suppress(KeyError):  # an item class of another project: no such field
+            adapter["change_diff"] = detail
 
 
 class ChangeDetectionPipeline:
@@ -108,26 +140,51 @@ class ChangeDetectionPipeline:
         self.drop = drop
         self.store: ChangeStore | None = None
         self.failed = False
+        # set by from_crawler when the index follows: visits are recorded once items settle
+        self.settlement: ItemSettlement | None = None
+        # items kept while a Redis store is away or full (see focuscrawl.pipelines.store_wait)
+        self.wait: StoreWait | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangeDetectionPipeline:
         s = crawler.settings
         if not s.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
             raise NotConfigured("FOCUSCRAWL_CHANGE_ENABLED is off")
-        return cls(
+        pipe = cls(
             s,
             crawler.stats,
             crawler,
             thresholds=thresholds_from(s),
             drop=s.getbool("FOCUSCRAWL_CHANGE_DROP", True),
         )
+        if durable_pipeline_after(crawler, cls):
+            pipe.settlement = ItemSettlement(crawler)
+        pipe.wait = StoreWait(
+            lambda item: pipe.process_item(item, None),
+            give_up_after=s.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0),
+            on_give_up=lambda exc: pipe._store_failed(StoreError(str(exc))),
+            stopping=lambda: engine_stopping(crawler),
+        )
+        return pipe
 
     def open_spider(self, spider: Spider | None = None) -> None:
-        self.store = open_store(self.settings)
-        self.store.open()
+        store = open_store(self.settings)
+        try:
+            store.open()
+        except StoreError as exc:  # e.g. Redis refused the password: one line, then stop
+            auth = isinstance(exc.__cause__, RedisAuthError)
+            fault = as_fault(f"change store ({exc})", exc.__cause__ or exc)
+            logger.log(*first_report(str(fault) if fault is not None else str(exc)))
+            reason = fault.reason if fault is not None else "change_store"
+            if fault is not None and self.stats is not None:
+                self.stats.set_value("focuscrawl/exit_status", STORAGE_FAULT_EXIT)
+            raise CloseSpider("redis_auth" if auth else reason) from None
+        self.store = store
         logger.info("change store: %s (%d pages)", type(self.store).__name__, len(self.store))
 
     def close_spider(self, spider: Spider | None = None) -> None:
+        if self.wait is not None:
+            self.wait.close()
         if self.store is not None:
             store, self.store = self.store, None
             try:
@@ -153,7 +210,10 @@ class ChangeDetectionPipeline:
             self._inc("skipped/no_url")
             return item
         if self.failed:
-            raise DropItem("change store failed earlier in this crawl")
+            # not processed: held back (its page not acknowledged), fetched again when resumed
+            raise HeldItem(StoreError("change store failed earlier in this crawl"))
+        if self.wait is not None and self.wait.waiting and not self.wait.retrying:
+            return self.wait.hold(item)  # behind the items waiting for the store, in order
         status_code = int(adapter.get("status") or 200)
         fetched_at = float(adapter.get("fetched_at") or 0.0)
         try:
@@ -170,8 +230,10 @@ class ChangeDetectionPipeline:
                     self._inc("skipped/bad_fingerprints")
                     adapter["fingerprints"] = {}
                     fp = fingerprints_of_item(adapter, self.thresholds)
-                status = classify(base, fp, url, self.thresholds).status
+                change = classify(base, fp, url, self.thresholds)
+                status = change.status
                 adapter["fingerprints"] = fp.to_dict()
+                set_change_diff(adapter, change)
             lying = base is not None and fp is not None and lying_validators(base, fp)
             if status == "deleted" and (old is None or old.deleted):
                 pass  # never seen, or already a tombstone: nothing to record again
@@ -183,10 +245,15 @@ class ChangeDetectionPipeline:
                     features[UNTRUSTED_VALIDATORS] = True
                     self._inc("lying_validators")
                     logger.info("change: %s changed under the same ETag/Last-Modified", url)
-                self.store.record(url, fp, status, fetched_at, features)
+                self._record(item, url, fp, status, fetched_at, features)
         except StoreError as exc:
+            if self.wait is not None and transient_store_error(exc) and not self.failed:
+                if self.wait.retrying:
+                    raise  # still away: the wait tries again later
+                return self.wait.hold(item, exc)
             self._store_failed(exc)
-            raise DropItem(f"change store error: {exc}") from exc
+            fault = as_fault("change store", exc.__cause__ or exc)
+            raise HeldItem(fault or StoreError(f"change store error: {exc}")) from exc
         adapter["change"] = status
         self._inc(status)
         if self._recrawl(spider) and status not in PASSED_IN_RECRAWL:
@@ -195,11 +262,41 @@ class ChangeDetectionPipeline:
                 raise DropItem(f"{status}: not sent to the index in a recrawl")
         return item
 
+    def _record(self, item: Any, url: str, *visit: Any) -> None:
+        """Record the visit now, or (the index follows) once the item has settled."""
+        assert self.store is not None
+        if self.settlement is None:
+            self.store.record(url, *visit)
+            return
+        store = self.store
+
+        def record() -> None:
+            try:
+                if self.failed or self.store is not store:
+                    raise StoreError("the change store failed earlier in this crawl")
+                store.record(url, *visit)
+            except StoreError as exc:
+                if transient_store_error(exc):  # Redis away or full: the next item waits for it
+                    self._inc("visit_deferred")
+                    logger.debug("change: visit of %s waits in the store's queue: %s", url, exc)
+                    return
+                self._store_failed(exc)
+                if self.crawler is not None:  # not recorded: its page must be fetched again
+                    self.crawler.signals.send_catch_log(item_held, item=item, spider=None)
+
+        self.settlement.after(item, record)
+
     def _store_failed(self, exc: StoreError) -> None:
         self._inc("store_error")
         if self.failed:
             return
         self.failed = True
-        logger.error("change store failed, closing the spider: %s", exc)
-        if self.crawler is not None and self.crawler.engine is not None:
-            self.crawler.engine.close_spider(self.crawler.spider, "change_store_error")
+        fault = as_fault("change store", exc.__cause__ or exc)
+        if fault is not None:
+            logger.error("%s", fault)
+        else:
+            logger.error("change store failed, closing the spider: %s", exc)
+        if fault is not None:
+            stop_crawl(self.crawler, fault.reason, STORAGE_FAULT_EXIT)
+        else:
+            stop_crawl(self.crawler, "change_store_error")
