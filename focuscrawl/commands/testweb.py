@@ -8,12 +8,17 @@ from pathlib import Path
 from focuscrawl.cli import CommandError
 
 NAME = "testweb"
-HELP = "serve a local multi-host test web (synthetic, evolving or Wikispeedia) until interrupted"
+EXAMPLE = "focuscrawl testweb --corpus hostile --port 8123"
+HELP = "serve a local multi-host test web (synthetic, evolving, Wikispeedia or hostile) until interrupted"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--corpus", choices=["synthetic", "evolving", "wikispeedia"], default="synthetic"
+        "--corpus",
+        choices=["synthetic", "evolving", "wikispeedia", "hostile", "hostile-mix"],
+        default="synthetic",
+        help="hostile: ordinary pages among hostile pages, wire tricks and traps (hostile-mix: "
+        "with the synthetic web, for the soak bench)",
     )
     parser.add_argument(
         "--corpora",
@@ -26,13 +31,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--hosts", type=int, default=None, help="number of 127.0.0.x hosts")
     parser.add_argument("--seed", type=int, default=7, help="generator seed of the synthetic web")
+    parser.add_argument(
+        "--pages", type=int, default=0, help="pages of the synthetic web (0: its default, 3000)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from focuscrawl.evaluation.testweb import run_foreground
 
     try:
-        run_foreground(args.corpus, args.port, args.hosts, args.corpora, args.seed)
+        run_foreground(args.corpus, args.port, args.hosts, args.corpora, args.seed, args.pages)
     except (FileNotFoundError, ValueError, OSError) as exc:
         raise CommandError(str(exc)) from exc
     return 0

@@ -39,7 +39,8 @@ def bind_sockets(
         chosen = port
         try:
             for host in hosts:
-                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                s = socket.socket(family, socket.SOCK_STREAM)
                 socks.append(s)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 s.bind((host, chosen))
@@ -92,10 +93,45 @@ def make_handler(site: Site) -> Callable[[web.BaseRequest], object]:
         if res.status == 200 and _not_modified(request, res):
             headers.pop("Content-Type")
             return web.Response(status=304, headers=headers)
+        if res.behaviour and request.method == "GET":
+            return await _misbehave(request, res.behaviour, headers)
         body = b"" if request.method == "HEAD" else res.body
         return web.Response(status=res.status, body=body, headers=headers)
 
     return handle
+
+
+#: the hostile web's endless body stops by itself after this many bytes, its drip after this
+#: many seconds: a crawler that does not hang up still sees a server that ends
+ENDLESS_CAP = 2 * 1024**3
+DRIP_SECONDS = 300.0
+DRIP_EVERY = 0.25
+
+
+async def _misbehave(
+    request: web.BaseRequest, behaviour: str, headers: dict[str, str]
+) -> web.StreamResponse:
+    """A body with no end (``endless``) or one byte every ``DRIP_EVERY`` s (``drip``)."""
+    headers = {k: v for k, v in headers.items() if k not in ("ETag", "Last-Modified")}
+    response = web.StreamResponse(status=200, headers=headers)
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    try:
+        await response.write(b"<!doctype html><html><body><p>")
+        if behaviour == "endless":
+            chunk = b"birds " * 10923  # 64 KB
+            for _ in range(ENDLESS_CAP // len(chunk)):
+                await response.write(chunk)
+        elif behaviour == "drip":
+            loop = asyncio.get_running_loop()
+            end = loop.time() + DRIP_SECONDS
+            while loop.time() < end:
+                await response.write(b"b")
+                await asyncio.sleep(DRIP_EVERY)
+        await response.write_eof()
+    except (ConnectionError, RuntimeError):  # the crawler hung up: what it should do
+        pass
+    return response
 
 
 async def serve(site: Site, socks: list[socket.socket]) -> web.BaseRunner:

@@ -34,7 +34,9 @@ class Resource:
 
     ``last_modified`` is a unix time; ``etag`` is a quoted strong ETag (computed from the body
     when left empty). ``headers`` carries extra response headers (e.g. ``Location`` for 3xx).
-    A resource with ``status`` 3xx and a ``Location`` header is a redirect.
+    A resource with ``status`` 3xx and a ``Location`` header is a redirect. ``behaviour``
+    names what the server does instead of sending ``body`` (the hostile web's wire tricks):
+    ``endless`` (a chunked body without end) or ``drip`` (one byte at a time, slowly).
     """
 
     body: bytes
@@ -43,6 +45,7 @@ class Resource:
     last_modified: float = EPOCH_2024
     etag: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    behaviour: str = ""
 
     def __post_init__(self) -> None:
         if not self.etag:

@@ -19,20 +19,27 @@ from typing import Any
 
 from focuscrawl.evaluation.server import bind_sockets, serve_forever
 from focuscrawl.evaluation.site import Site, loopback_hosts
+from focuscrawl.netguard import allow_private_value
 
-CORPORA = ("synthetic", "evolving", "wikispeedia")
-DEFAULT_HOSTS = {"synthetic": 6, "evolving": 3, "wikispeedia": 8}
+CORPORA = ("synthetic", "evolving", "wikispeedia", "hostile", "hostile-mix")
+DEFAULT_HOSTS = {"synthetic": 6, "evolving": 3, "wikispeedia": 8, "hostile": 1, "hostile-mix": 7}
 _MAIN = "import sys; from focuscrawl.cli import main; sys.exit(main())"
 
 
 def build_site(
-    corpus: str, port: int, hosts: list[str], corpora: Path | None = None, seed: int = 7
+    corpus: str,
+    port: int,
+    hosts: list[str],
+    corpora: Path | None = None,
+    seed: int = 7,
+    pages: int = 0,
 ) -> Site:
-    """The site for ``corpus`` with absolute links on ``port``."""
+    """The site for ``corpus`` with absolute links on ``port`` (``pages``: the synthetic web's
+    size, 0 for its default)."""
     if corpus == "synthetic":
         from focuscrawl.evaluation.synthetic import SyntheticWeb
 
-        return SyntheticWeb(hosts=hosts, port=port, seed=seed)
+        return SyntheticWeb(hosts=hosts, port=port, seed=seed, **_size(pages))
     if corpus == "evolving":  # 600 synthetic pages, 10 of them changed at each /_evolve/<cycle>
         from focuscrawl.evaluation.evolving import synthetic_evolving
 
@@ -41,12 +48,35 @@ def build_site(
         from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, WikispeediaSite
 
         return WikispeediaSite(WikispeediaCorpus.open(corpora), hosts=hosts, port=port)
+    if corpus in ("hostile", "hostile-mix"):  # ordinary pages among hostile ones and traps
+        from focuscrawl.evaluation.hostile import HostileWeb
+
+        return HostileWeb(hosts, port, mix=corpus == "hostile-mix", seed=seed, pages=pages)
     raise ValueError(f"unknown corpus {corpus!r}; expected one of {', '.join(CORPORA)}")
+
+
+def _size(pages: int) -> dict[str, int]:
+    return {"n_pages": pages} if pages else {}
+
+
+def internal_hosts(corpus: str) -> list[str]:
+    """Addresses the hostile web listens on only to count requests that must never come."""
+    if corpus.startswith("hostile"):
+        from focuscrawl.evaluation.hostile import INTERNAL_HOSTS
+
+        return list(INTERNAL_HOSTS)
+    return []
 
 
 def ready_info(corpus: str, port: int, site: Site) -> dict[str, Any]:
     seeds = getattr(site, "seeds", {})
-    return {"port": port, "hosts": list(site.hosts), "corpus": corpus, "seeds": seeds}
+    info = {"port": port, "hosts": list(site.hosts), "corpus": corpus, "seeds": seeds}
+    # what a crawl of this web needs: scrapy crawl ... -s FOCUSCRAWL_ALLOW_PRIVATE=<this>
+    info["allow_private"] = allow_private_value(site.hosts)
+    internal = getattr(site, "internal", None)
+    if internal:  # listening only to count what reaches them: never to be allowed
+        info["internal"] = list(internal)
+    return info
 
 
 def run_foreground(
@@ -55,11 +85,12 @@ def run_foreground(
     n_hosts: int | None = None,
     corpora: Path | None = None,
     seed: int = 7,
+    pages: int = 0,
 ) -> None:
     """Bind, build, print the ready line, serve until killed."""
     hosts = loopback_hosts(n_hosts or DEFAULT_HOSTS[corpus])
-    port, socks = bind_sockets(hosts, port)
-    site = build_site(corpus, port, hosts, corpora, seed)
+    port, socks = bind_sockets(hosts + internal_hosts(corpus), port)
+    site = build_site(corpus, port, hosts, corpora, seed, pages)
 
     def ready() -> None:
         sys.stdout.write(json.dumps(ready_info(corpus, port, site)) + "\n")
@@ -80,8 +111,10 @@ class TestWebProcess:
         hosts: int | None = None,
         corpora: Path | None = None,
         seed: int = 7,
+        pages: int = 0,
     ) -> None:
         self.corpus = corpus
+        self.pages = pages
         self.requested_port = port
         self.n_hosts = hosts
         self.corpora = corpora
@@ -102,6 +135,11 @@ class TestWebProcess:
         return [f"http://{h}:{self.port}" for h in self.hosts]
 
     @property
+    def allow_private(self) -> str:
+        """``FOCUSCRAWL_ALLOW_PRIVATE`` for a crawl of this web: its hosts, nothing else."""
+        return allow_private_value(self.hosts)
+
+    @property
     def seeds(self) -> dict[str, list[str]]:
         return dict(self.info.get("seeds", {}))
 
@@ -111,6 +149,8 @@ class TestWebProcess:
         cmd += ["--port", str(self.requested_port), "--seed", str(self.seed)]
         if self.n_hosts:
             cmd += ["--hosts", str(self.n_hosts)]
+        if self.pages:
+            cmd += ["--pages", str(self.pages)]
         if self.corpora:
             cmd += ["--corpora", str(self.corpora)]
         return cmd
