@@ -21,6 +21,8 @@ import pytest
 import redis
 
 from focuscrawl.cluster.state import publish_topic, read_status
+from focuscrawl.evaluation.site import loopback_hosts
+from focuscrawl.netguard import allow_private_args
 from focuscrawl.topic import load_topic
 from tests.cluster_site import ClusterSite
 from tests.conftest import RedisServer
@@ -46,6 +48,7 @@ class Worker:
         # each worker its own local data (SQLite index), as on separate machines: workers
         # sharing one SQLite file in one directory failed with "database is locked"
         cmd += ["-s", f"FOCUSCRAWL_DATA_DIR={cwd / (name + '-data')}"]
+        cmd += allow_private_args(loopback_hosts(3))  # ClusterSite's hosts: 127.0.0.2 and up
         self.name = name
         self.proc = subprocess.Popen(
             cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -116,8 +119,9 @@ def test_three_workers_share_the_crawl_and_stop_when_done(
 ) -> None:
     with ClusterSite(hosts=3, pages_per_host=20) as site:
         feed = tmp_path / "w1.jsonl"
+        warc = ["-s", f"FOCUSCRAWL_WARC_DIR={tmp_path / 'warc'}"]  # one folder for all workers
         workers = [  # one command each; a feed export, whose open reads every spider attribute
-            Worker(tmp_path, f"w{i}", redis_url, *(["-O", str(feed)] if i == 1 else []))
+            Worker(tmp_path, f"w{i}", redis_url, *(["-O", str(feed)] if i == 1 else []), *warc)
             for i in (1, 2, 3)
         ]
         try:
@@ -138,6 +142,25 @@ def test_three_workers_share_the_crawl_and_stop_when_done(
     assert len(status.workers) == 3
     assert all(w["state"].startswith("finished") for w in status.workers.values())
     assert result["pages"] >= len(site.urls)
+    # each worker its own WARC series in the shared folder; together they hold every page
+    archived = warc_responses(tmp_path / "warc")
+    assert set(site.urls) <= {url for url, _ in archived}
+    assert 1 <= len({series for _, series in archived}) <= 3
+
+
+def warc_responses(folder: Path) -> list[tuple[str, str]]:
+    """(URL, file series) of every response record in the folder's WARC files."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    out = []
+    for path in folder.glob("*.warc.gz"):
+        with path.open("rb") as f:
+            for rec in ArchiveIterator(f, check_digests="raise"):
+                if rec.rec_type == "response":
+                    rec.content_stream().read()
+                    url = rec.rec_headers.get_header("WARC-Target-URI")
+                    out.append((url, path.name.rsplit("-", 1)[0]))
+    return out
 
 
 @pytest.mark.slow

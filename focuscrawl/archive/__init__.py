@@ -1,0 +1,1 @@
+"""Web archive output: WARC files and their CDXJ indexes (no Scrapy)."""
