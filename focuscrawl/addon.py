@@ -6,11 +6,14 @@ defaults, at ``addon`` priority so a project's settings and ``-s`` options still
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from scrapy.settings import BaseSettings
 
 from focuscrawl.defaults import DEFAULTS
+
+logger = logging.getLogger(__name__)
 
 DOWNLOADER_MIDDLEWARES = {
     # process_response runs from high orders to low: below 590 (decompression), 600
@@ -18,8 +21,18 @@ DOWNLOADER_MIDDLEWARES = {
     "focuscrawl.middlewares.partition.PartitionMiddleware": 90,
     # below partition: it fingerprints the parsed page; it also adds the conditional headers
     "focuscrawl.middlewares.conditional_get.ConditionalGetMiddleware": 80,
+    # archives bodies as they came off the wire (above decompression, 590) and every redirect
+    # hop (above 600), and only responses the address guard (760) let through; off unless
+    # FOCUSCRAWL_WARC_DIR is set
+    "focuscrawl.middlewares.warc.WarcMiddleware": 755,
     # cluster only (opts out without Redis): per-host limits shared by all workers
     "focuscrawl.cluster.middleware.ClusterPolitenessMiddleware": 990,
+    # refuses private, loopback, … addresses (FOCUSCRAWL_ALLOW_PRIVATE); above HttpProxy (750),
+    # so it sees the proxy, and above Retry (550), so a refusal is not retried
+    "focuscrawl.middlewares.addresses.AddressGuardMiddleware": 760,
+    # Scrapy's decompression, which stops at DOWNLOAD_MAXSIZE, plus a stat for the bombs
+    "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
+    "focuscrawl.middlewares.compression.CountedHttpCompressionMiddleware": 590,
 }
 SPIDER_MIDDLEWARES = {
     # outermost: acknowledges a frontier entry once its response's output is consumed
@@ -38,6 +51,7 @@ EXTENSIONS = {
     "focuscrawl.cluster.stats.ClusterStats": 30,  # cluster only
     "focuscrawl.extensions.gcfreeze.GcFreeze": 5,  # before StatsFile: its stats are written
     "focuscrawl.extensions.reactorlag.ReactorLagStats": 6,  # before StatsFile, as GcFreeze
+    "focuscrawl.extensions.summary.CrawlSummary": 40,  # the readable summary at the end
 }
 SCRAPY_DEFAULTS: dict[str, Any] = {
     "SCHEDULER": "focuscrawl.frontier.scheduler.FocusScheduler",
@@ -52,6 +66,12 @@ SCRAPY_DEFAULTS: dict[str, Any] = {
     # crawl's CPU in cProfile); 16 still overlaps the pipelines' I/O (bench_crawl: topical
     # 185 -> 200 pages/s in the same session)
     "CONCURRENT_ITEMS": 16,
+    # a stranger's server must not fill the memory or hold a slot forever: bodies are cut at
+    # DOWNLOAD_MAXSIZE (also after decompression), and DOWNLOAD_TIMEOUT bounds the whole
+    # response, body included (Scrapy's defaults: 1 GB, 32 MB warning, 180 s)
+    "DOWNLOAD_MAXSIZE": 10 * 1024 * 1024,
+    "DOWNLOAD_WARNSIZE": 2 * 1024 * 1024,
+    "DOWNLOAD_TIMEOUT": 30,
 }
 
 
@@ -67,3 +87,17 @@ class FocusCrawlAddon:
         ):
             for path, order in components.items():
                 settings[key].set(path, order, priority="addon")
+        _check(settings)
+
+
+def _check(settings: BaseSettings) -> None:
+    """Another project's crawl (the project's own ``scrapy crawl`` checked before): one line per
+    wrong value, then ``SystemExit(2)``: the process ends before the engine starts, as a usage
+    error (a script that runs crawlers can catch it)."""
+    from focuscrawl.validation import setting_errors
+
+    errors = setting_errors(settings)
+    for error in errors:
+        logger.error("focuscrawl: error: %s", error)
+    if errors:
+        raise SystemExit(2)

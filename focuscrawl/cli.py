@@ -1,6 +1,7 @@
 """The ``focuscrawl`` command: one subcommand per module in :mod:`focuscrawl.commands`.
 
-A command module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
+A command module defines ``NAME``, ``HELP``, ``EXAMPLE``, ``add_arguments(parser)`` and
+``run(args) -> int``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ from focuscrawl.errors import CommandError  # one class even when run as python 
 
 __all__ = ["CommandError", "build_parser", "main"]
 
+DESCRIPTION = (
+    "focuscrawl's tools around the crawl: an offline demo, evaluations, the local test web, "
+    "search and serving of the harvest, training of relevance models, cluster status."
+)
+
 
 def _command_modules() -> list[ModuleType]:
     mods = []
@@ -30,11 +36,22 @@ def _command_modules() -> list[ModuleType]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="focuscrawl", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="focuscrawl",
+        description=DESCRIPTION,
+        epilog="example:\n  focuscrawl demo\n\nThe crawl itself is `scrapy crawl topical -a topic=...`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
     for mod in _command_modules():
-        p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.HELP)
+        p = sub.add_parser(
+            mod.NAME,
+            help=mod.HELP,
+            description=mod.HELP,
+            epilog=f"example:\n  {mod.EXAMPLE}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser

@@ -15,17 +15,40 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Setting:
+    """One setting: its default, what it does, and what values it takes.
+
+    The type is the default's (bool, int, float or str); numbers are ``>= minimum`` (0 unless
+    given) and ``<= maximum`` when one is given; ``choices`` lists the only values a string
+    may take. :mod:`focuscrawl.validation` checks every crawl's settings against these before
+    the engine starts."""
+
     name: str
     default: Any
     doc: str
+    minimum: float | None = 0
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
 
 
 SETTINGS: list[Setting] = []
 
 
-def _add(name: str, default: Any, doc: str) -> None:
+def _add(
+    name: str,
+    default: Any,
+    doc: str,
+    *,
+    minimum: float | None = 0,
+    maximum: float | None = None,
+    choices: tuple[str, ...] = (),
+) -> None:
     assert name.startswith("FOCUSCRAWL_"), name
-    SETTINGS.append(Setting(name, default, doc))
+    SETTINGS.append(Setting(name, default, doc, minimum, maximum, choices))
+
+
+#: the frontier strategies (``focuscrawl.frontier.scoring.STRATEGIES``; a test keeps them equal)
+STRATEGIES = ("bfs", "bestfirst", "sharksearch", "sharksearch-blocks", "sharksearch-blocks-tunnel")
+FRACTION = {"minimum": 0.0, "maximum": 1.0}
 
 
 # --- crawl, topic and export -------------------------------------------------------------
@@ -43,26 +66,35 @@ _add(
     "FOCUSCRAWL_RELEVANCE_THRESHOLD",
     0.0,
     "A page whose relevance is at least this is `relevant`. 0: automatic for the cosine model (a fraction of the seed pages' mean relevance, `FOCUSCRAWL_AUTO_THRESHOLD`); learned models carry their own threshold.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_AUTO_THRESHOLD",
     0.35,
     "With `FOCUSCRAWL_RELEVANCE_THRESHOLD = 0` and the cosine model: the threshold as a fraction of the seed pages' mean relevance.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION",
     "otsu",
     "With the automatic threshold: `otsu` moves its fraction of the seeds' mean, every 25 pages from the 50th, to the Otsu split of the crawled pages' relevance (kept within 0.2-0.6); empty: the fixed `FOCUSCRAWL_AUTO_THRESHOLD`.",
+    choices=("otsu", ""),
 )
 _add(
     "FOCUSCRAWL_STRATEGY",
     "sharksearch-blocks",
     "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`.",
+    choices=STRATEGIES,
 )
 _add(
     "FOCUSCRAWL_MAX_PAGE_BYTES",
     5 * 1024 * 1024,
     "Bodies larger than this are truncated before parsing (counted in `focuscrawl/skip/truncated`).",
+)
+_add(
+    "FOCUSCRAWL_MAX_LINKS_PER_PAGE",
+    5000,
+    "Links recorded per page, in document order; the rest are not followed (pages counted in `focuscrawl/skip/links`, links in `focuscrawl/skip/links_dropped`). Their text still counts as link text for the partition.",
 )
 _add(
     "FOCUSCRAWL_PROGRESS_INTERVAL",
@@ -74,12 +106,18 @@ _add(
     "focuscrawl-data",
     "Directory for the embedded stores (change store, index) of a crawl.",
 )
+_add(
+    "FOCUSCRAWL_DB_BUSY_TIMEOUT",
+    60.0,
+    "Seconds a write to the SQLite change store or index waits for another process's transaction (crawls sharing one data directory take turns); past it the crawl stops with a clear error.",
+)
 
 # --- frontier and scheduler --------------------------------------------------------------
 _add(
     "FOCUSCRAWL_FRONTIER",
     "memory",
     "Frontier backend: `memory` (persisted under `JOBDIR` when set) or `redis` (chosen automatically when `REDIS_URL` is set).",
+    choices=("memory", "redis"),
 )
 _add(
     "FOCUSCRAWL_HOST_SLOTS",
@@ -95,23 +133,41 @@ _add(
     "FOCUSCRAWL_MAX_PATH_DEPTH",
     16,
     "URLs with more path segments than this are rejected as likely traps.",
+    minimum=1,
 )
 _add(
     "FOCUSCRAWL_MAX_REPEATED_SEGMENTS",
     3,
     "URLs repeating one path segment more than this many times are rejected as likely traps.",
 )
-_add("FOCUSCRAWL_MAX_URL_LENGTH", 2048, "Longer URLs are rejected.")
-_add("FOCUSCRAWL_SHARK_DELTA", 0.5, "Shark-Search δ: decay of the inherited score.")
+_add("FOCUSCRAWL_MAX_URL_LENGTH", 2048, "Longer URLs are rejected.", minimum=16)
+_add(
+    "FOCUSCRAWL_MAX_QUERY_VARIANTS",
+    100,
+    "Distinct query strings admitted per host and path (search, session-id and calendar traps); more are rejected (`focuscrawl/frontier/rejected/query_variants`). Counted per process in bounded memory; `dont_filter` requests are exempt; 0: no cap.",
+)
+_add(
+    "FOCUSCRAWL_MAX_PAGES_PER_PATTERN",
+    0,
+    "Cap on pages scheduled per URL pattern (host, path and query names with digit runs folded: `/cal?m=#-#`); 0 means no cap.",
+)
+_add(
+    "FOCUSCRAWL_QUARANTINE_AFTER",
+    2,
+    "Deliveries never acknowledged (the process or worker died while the URL was in flight: JOBDIR resume, expired Redis lease) after which a URL is quarantined instead of queued again (`JOBDIR/quarantine.jsonl`, `<prefix>:quarantine`); 0 re-queues forever.",
+)
+_add("FOCUSCRAWL_SHARK_DELTA", 0.5, "Shark-Search δ: decay of the inherited score.", **FRACTION)
 _add(
     "FOCUSCRAWL_SHARK_BETA",
     0.8,
     "Shark-Search β: weight of the anchor score against the context score.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_SHARK_GAMMA",
     0.5,
     "Shark-Search γ: weight of the inherited score against the neighbourhood score.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_SHARK_VOTES",
@@ -137,6 +193,7 @@ _add(
     "FOCUSCRAWL_LINK_LEARNER_EVERY",
     25,
     "Pages between refits of the link classifier's weights.",
+    minimum=1,
 )
 _add(
     "FOCUSCRAWL_LINK_LEARNER_FEATURES",
@@ -152,16 +209,19 @@ _add(
     "FOCUSCRAWL_LINK_WORDS_TOP",
     200,
     "The body-word model learns only each page's this many most frequent words (what it is about, not every name it mentions once); 0: all its distinct words.",
+    minimum=1,
 )
 _add(
     "FOCUSCRAWL_SHARK_BLOCK_MIX",
     0.5,
     "`sharksearch-blocks*`: share of the enclosing link block's relevance in a link's context score.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_SHARK_NOISE_FLOOR",
     0.3,
     "`sharksearch-blocks*`: score multiplier of a link whose block weight is 0 (navigation, noise); 1 ignores block weights.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_SHARK_NORMALIZE",
@@ -187,6 +247,7 @@ _add(
     "FOCUSCRAWL_TUNNEL_PENALTY",
     0.1,
     "Black tunneling: score multiplier per irrelevant hop past the budget.",
+    **FRACTION,
 )
 
 # --- page partition (blocks) -------------------------------------------------------------
@@ -206,11 +267,13 @@ _add(
     0.5,
     "A link target on at least this share of a host's pages is template (menu, footer): marked "
     "noise. 0 turns template-link marking off.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES",
     5,
     "Pages of a host seen before its template links are marked.",
+    minimum=1,
 )
 
 # --- relevance ---------------------------------------------------------------------------
@@ -240,22 +303,29 @@ _add(
     "FOCUSCRAWL_CHANGE_STORE",
     "auto",
     "Change store backend: `auto` (Redis when a Redis URL is set, else SQLite), `sqlite` (`<FOCUSCRAWL_DATA_DIR>/change.sqlite3`) or `redis`.",
+    choices=("auto", "sqlite", "redis"),
 )
 _add(
     "FOCUSCRAWL_CHANGE_REDIS_PREFIX",
     "fc:chg",
     "Prefix of the Redis change-store keys (`P:meta`, `P:urls`, `P:p:<url>`; see docs/change.md).",
 )
-_add("FOCUSCRAWL_CHANGE_MAX_HISTORY", 64, "Visits kept per page for the change-rate estimators.")
+_add(
+    "FOCUSCRAWL_CHANGE_MAX_HISTORY",
+    64,
+    "Visits kept per page for the change-rate estimators.",
+    minimum=2,
+)
 _add(
     "FOCUSCRAWL_CHANGE_MIN_TERMS",
     1,
-    "A content change is `significant` when at least this many term occurrences were added plus removed …",
+    "A content change is `significant` when at least this many words or numbers of the content were added plus removed (moves not counted) …",
 )
 _add(
     "FOCUSCRAWL_CHANGE_MIN_FRACTION",
     0.0,
-    "… and at least this fraction of the old version's term occurrences.",
+    "… and at least this fraction of the old version's words and numbers.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_CHANGE_MASK_DATES",
@@ -265,12 +335,19 @@ _add(
 _add(
     "FOCUSCRAWL_CHANGE_MIN_BLOCK_WEIGHT",
     0.1,
-    "Noise blocks at least this content-like still count as content (unmarked text outside the article, e.g. a data table); cue-marked nav/ads/footer (0.05) do not.",
+    "The `doc-index` technique only (the default classifier keeps every block but the page chrome): noise blocks at least this content-like count as content; cue-marked nav/ads/footer (0.05) do not.",
+    **FRACTION,
+)
+_add(
+    "FOCUSCRAWL_CHANGE_NOISE",
+    {},
+    'A site\'s own noise: `{URL glob: [regex, …]}`; text matching a regex on a page whose URL matches the glob is not a change (e.g. `{"https://example.org/*": ["Visitors today: \\\\d+"]}`).',
 )
 _add(
     "FOCUSCRAWL_CHANGE_SIMHASH_BITS",
     0,
     "The `simhash` detection technique reports a change when more bits than this differ.",
+    maximum=64,
 )
 _add(
     "FOCUSCRAWL_CHANGE_DROP",
@@ -296,21 +373,25 @@ _add(
     "FOCUSCRAWL_RECRAWL_POLICY",
     "cluster",
     "Recrawl order: `uniform` (oldest visit first), `change-rate` (Cho & Garcia-Molina estimates) or `cluster` (sample each cluster first).",
+    choices=("uniform", "change-rate", "cluster"),
 )
 _add(
     "FOCUSCRAWL_RECRAWL_PERIOD",
     86400.0,
     "Seconds between recrawl cycles: the time unit of the change-rate estimates and the revisit horizon.",
+    minimum=1,
 )
 _add(
     "FOCUSCRAWL_RECRAWL_SAMPLE",
     0.2,
     "Cluster policy: fraction of each cluster fetched first as its sample.",
+    **FRACTION,
 )
 _add(
     "FOCUSCRAWL_RECRAWL_CLUSTER_THRESHOLD",
     0.3,
     "Cluster policy: recrawl the rest of a cluster when at least this fraction of its sample changed significantly.",
+    **FRACTION,
 )
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
@@ -328,21 +409,25 @@ _add(
     "FOCUSCRAWL_REDIS_LEASE",
     300.0,
     "Seconds a popped request stays leased to its worker; unacknowledged past this (worker died), it returns to the frontier.",
+    minimum=1,
 )
 _add(
     "FOCUSCRAWL_REDIS_CAPACITY",
     1_000_000,
     "Expected number of URLs: sizes the de-dup buckets (about 32 fingerprints per small hash) and the Bloom filter. Fixed when the crawl's keys are created.",
+    minimum=1,
 )
 _add(
     "FOCUSCRAWL_REDIS_BLOOM_ERROR_RATE",
     0.0,
     "Above 0: fetched URLs are remembered in a Bloom filter on Redis bitmaps (about 1.2 bytes per URL at 0.01) with this false-positive rate at capacity; a false positive skips a never-fetched URL. 0: exact (about 10 bytes per URL).",
+    minimum=0.0,
+    maximum=0.5,
 )
 _add(
     "FOCUSCRAWL_REDIS_RETRY_TIMEOUT",
     600.0,
-    "While Redis is unreachable, workers log an error and retry with back-off for up to this many seconds before failing.",
+    "While Redis is unreachable or full, a crawl pauses (no request handed out, nothing lost, the reactor free) and tries again with back-off; past this many seconds it stops (reason `redis_unavailable`, resumable). Tools retry as long before failing.",
 )
 _add(
     "FOCUSCRAWL_CLUSTER_POLITENESS",
@@ -383,19 +468,51 @@ _add(
 )
 _add(
     "FOCUSCRAWL_INDEX_COMMIT_EVERY",
-    200,
-    "The index commits after this many page updates (and when the spider closes).",
+    64,
+    "The index commits after this many page updates, or `FOCUSCRAWL_INDEX_COMMIT_DELAY` after the first, whichever comes first; a page is acknowledged (and its version recorded in the change store) only once its update is committed.",
+    minimum=1,
+)
+_add(
+    "FOCUSCRAWL_INDEX_COMMIT_DELAY",
+    0.1,
+    "Seconds an index update waits for others to share its commit (a longer write transaction holds crawls sharing the data directory back longer).",
 )
 
+# --- web archive (WARC) ------------------------------------------------------------------
+_add(
+    "FOCUSCRAWL_WARC_DIR",
+    "",
+    "Folder for WARC/1.1 files of every fetched response and its request (gzip per record, a CDXJ index per file, `revisit` records for 304 and unchanged pages). Empty: off.",
+)
+_add(
+    "FOCUSCRAWL_WARC_MAX_BYTES",
+    1024**3,
+    "A WARC file is closed and the next one started once it passes this size.",
+    minimum=1,
+)
+_add(
+    "FOCUSCRAWL_WARC_PREFIX",
+    "",
+    "File name prefix of the WARC files (empty: the spider's name); the start time, host name and process id follow, so cluster workers never share a file.",
+)
+
+# --- network addresses -------------------------------------------------------------------
+_add(
+    "FOCUSCRAWL_ALLOW_PRIVATE",
+    "",
+    "Hosts, addresses or networks (CIDR), comma-separated, that the crawler may reach although they are private, loopback, link-local or otherwise not public (e.g. `127.0.0.2,10.1.0.0/16,intranet.example`). Every other such address is refused, after DNS and on every redirect (`focuscrawl/skip/address_blocked`); see docs/security.md.",
+)
 
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
 
 
 def markdown_table() -> str:
     """The README's settings table."""
-    rows = ["| setting | default | what it does |", "| --- | --- | --- |"]
+    from focuscrawl.validation import describe
+
+    rows = ["| setting | default | values | what it does |", "| --- | --- | --- | --- |"]
     for s in SETTINGS:
-        rows.append(f"| `{s.name}` | `{s.default!r}` | {s.doc} |")
+        rows.append(f"| `{s.name}` | `{s.default!r}` | {describe(s, '`')} | {s.doc} |")
     return "\n".join(rows)
 
 

@@ -19,8 +19,12 @@ class PageItem:
     status: int = 200
     text: str = ""  # main text (text blocks)
     blocks: dict[str, int] = field(default_factory=dict)  # block counts by kind
+    kind: str = ""  # page kind (blocks.kind): article, forum, product, listing, … or other
+    kind_confidence: float = 0.0
     score: float = 0.0  # frontier score the page was fetched with
     # filled by the change-detection pipeline (recrawl)
     change: str = ""  # new | unchanged | insignificant | significant | deleted
+    # what changed: added / removed / moved fragments, items_added / items_removed, kinds
+    change_diff: dict[str, Any] = field(default_factory=dict)
     fingerprints: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)  # etag, last-modified

@@ -8,3 +8,12 @@ request_done = object()
 
 # A response has been fetched and judged (kwargs: record — the crawl-log dict, spider).
 page_fetched = object()
+
+# A request failed for good (kwargs: failure — its ``request`` attribute is the request, spider);
+# sent by the spider's errback, read by the crawl summary.
+request_failed = object()
+
+# An item went through the pipelines but what must follow them failed (the change store could not
+# record its visit): its page must not be acknowledged, so it is fetched again (kwargs: item,
+# spider). Sent before the item's ``item_scraped`` handlers after the sender's have run.
+item_held = object()

@@ -23,17 +23,28 @@ def free_port() -> int:
 
 
 class RedisServer:
-    """A real ``redis-server`` subprocess; ready when it says so on stdout (no polling)."""
+    """A real ``redis-server`` subprocess; ready when it says so on stdout (no polling).
 
-    def __init__(self, workdir: Path, appendonly: bool = False) -> None:
+    ``password``: clients must AUTH (``requirepass``); ``args``: more server options (TLS)."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        appendonly: bool = False,
+        password: str | None = None,
+        args: tuple[str, ...] = (),
+    ) -> None:
         self.workdir = workdir
         self.appendonly = appendonly
+        self.password = password
+        self.args = args
         self.port = free_port()
         self.proc: subprocess.Popen[str] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         exe = shutil.which("redis-server")
@@ -58,6 +69,8 @@ class RedisServer:
                 "notice",
                 "--logfile",
                 "",
+                *(["--requirepass", self.password] if self.password else []),
+                *self.args,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -129,3 +142,25 @@ def testweb_wikispeedia(corpora: Path) -> Iterator[object]:
 
     with TestWebProcess("wikispeedia", corpora=corpora) as web:
         yield web
+
+
+# --- fault injection (tests/test_faults_*.py) -----------------------------------------------
+@pytest.fixture(scope="session")
+def fault_web() -> Iterator[Any]:
+    """A small synthetic web (about 600 pages on 6 hosts) for the fault-injection crawls."""
+    from focuscrawl.evaluation.testweb import TestWebProcess
+
+    with TestWebProcess(corpus="synthetic", pages=300) as web:
+        yield web
+
+
+@pytest.fixture(scope="session")
+def fault_reference(fault_web: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """What one uninterrupted breadth-first crawl of ``fault_web`` fetched and indexed."""
+    from tests.fault_crawl import BFS, CrawlProcess, crawl_args, crawl_facts, topic_file
+
+    work = tmp_path_factory.mktemp("fault-reference")
+    args = crawl_args(fault_web, topic_file(work, fault_web), work, 1, *BFS)
+    crawl = CrawlProcess(work, "topical", args)
+    assert crawl.finish() == 0, crawl.log[-3000:]
+    return crawl_facts(work)

@@ -121,9 +121,31 @@ def test_deploy_schedule_and_crawl_through_scrapyd(
     job = scrapyd.call(
         "schedule.json",
         [("project", "focuscrawl"), ("spider", "topical"), ("topic", "birds"), ("seeds", seeds),
-         ("setting", "CLOSESPIDER_PAGECOUNT=15")],
+         ("setting", "CLOSESPIDER_PAGECOUNT=15"),
+         ("setting", f"FOCUSCRAWL_ALLOW_PRIVATE={testweb_synthetic.allow_private}")],
     )  # fmt: skip
     assert job["status"] == "ok", job
+    log = wait_for_job(scrapyd, job)
+    assert "Spider closed (closespider_pagecount)" in log, log[-3000:]
+    items_path = scrapyd.dir / "items" / "focuscrawl" / "topical" / f"{job['jobid']}.jl"
+    items = [json.loads(line) for line in items_path.read_text().splitlines()]
+    assert len(items) >= 15
+    assert all(item["url"].startswith("http://127.0.0.") for item in items)
+    assert sum(item["relevant"] for item in items) >= 5  # the seeds are about birds
+
+    # a wrong setting: the job fails before the engine starts, with the line in its log
+    bad = scrapyd.call(
+        "schedule.json",
+        [("project", "focuscrawl"), ("spider", "topical"), ("topic", "birds"), ("seeds", seeds),
+         ("setting", "FOCUSCRAWL_LINK_WORDS=abc")],
+    )  # fmt: skip
+    log = wait_for_job(scrapyd, bad)
+    assert "FOCUSCRAWL_LINK_WORDS must be a number >= 0, got 'abc'" in log, log[-3000:]
+    assert "Spider opened" not in log
+
+
+def wait_for_job(scrapyd: Scrapyd, job: dict[str, Any]) -> str:
+    """Wait until scrapyd lists the job as finished; its log."""
     finished = threading.Event()
     for _ in range(600):  # scrapyd's API is polled: it has no completion callback
         jobs = scrapyd.call("listjobs.json?project=focuscrawl")
@@ -132,11 +154,4 @@ def test_deploy_schedule_and_crawl_through_scrapyd(
         finished.wait(0.5)
     else:
         pytest.fail(f"job {job['jobid']} did not finish: {jobs}")
-
-    log = (scrapyd.dir / "logs" / "focuscrawl" / "topical" / f"{job['jobid']}.log").read_text()
-    assert "Spider closed (closespider_pagecount)" in log, log[-3000:]
-    items_path = scrapyd.dir / "items" / "focuscrawl" / "topical" / f"{job['jobid']}.jl"
-    items = [json.loads(line) for line in items_path.read_text().splitlines()]
-    assert len(items) >= 15
-    assert all(item["url"].startswith("http://127.0.0.") for item in items)
-    assert sum(item["relevant"] for item in items) >= 5  # the seeds are about birds
+    return (scrapyd.dir / "logs" / "focuscrawl" / "topical" / f"{job['jobid']}.log").read_text()

@@ -11,13 +11,17 @@ from typing import Any
 
 import pytest
 
+from focuscrawl.netguard import allow_private_args
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def scrapy_crawl(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def scrapy_crawl(tmp_path: Path, *args: str, web: Any = None) -> subprocess.CompletedProcess[str]:
+    """``scrapy crawl topical``; with ``web`` (a test web), allowed to reach its loopback hosts."""
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+    allow = allow_private_args(web.hosts) if web is not None else []
     return subprocess.run(
-        [sys.executable, "-m", "scrapy", "crawl", "topical", *args],
+        [sys.executable, "-m", "scrapy", "crawl", "topical", *args, *allow],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -48,6 +52,7 @@ def crawl(tmp_path_factory: pytest.TempPathFactory, testweb_synthetic: Any) -> d
         f"FOCUSCRAWL_STATS_FILE={tmp / 'stats.json'}",
         "-O",
         f"{tmp / 'items.jsonl'}:jsonlines",
+        web=testweb_synthetic,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     read = lambda name: [json.loads(x) for x in (tmp / name).read_text().splitlines()]  # noqa: E731
@@ -137,3 +142,18 @@ def test_a_file_that_is_not_a_model_is_one_error_line(tmp_path: Path) -> None:
     assert proc.returncode == 2
     last = proc.stderr.strip().splitlines()[-1]
     assert "not a focuscrawl relevance model" in last and "Traceback" not in proc.stderr
+
+
+def test_the_crawl_ends_with_a_readable_summary(crawl: dict[str, Any]) -> None:
+    stats = crawl["stats"]
+    summary = [line.split("] INFO: ", 1)[1] for line in crawl["stderr"].splitlines()
+               if "[focuscrawl.extensions.summary] INFO" in line]  # fmt: skip
+    judged, relevant = stats["focuscrawl/harvest/pages"], stats["focuscrawl/harvest/relevant"]
+    assert summary[0].startswith(f"Crawl closespider_pagecount: {stats['focuscrawl/pages']} pages")
+    assert (
+        f"{relevant} relevant of {judged} judged (harvest rate {relevant / judged:.3f})"
+        in summary[0]
+    )
+    assert summary[1].startswith("  top hosts: 127.0.0.")
+    assert summary[-1].startswith("  wrote: items ") and "crawl log " in summary[-1]
+    assert "focuscrawl/exit_status" not in stats

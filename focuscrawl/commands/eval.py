@@ -8,6 +8,7 @@ from pathlib import Path
 from focuscrawl.cli import CommandError
 
 NAME = "eval"
+EXAMPLE = "focuscrawl eval --corpus wikispeedia --topic subject.Science.Biology.Birds --strategies bfs,sharksearch-blocks --pages 1000"
 HELP = "evaluate crawl strategies on the local test web (harvest rate, target recall, plots)"
 
 

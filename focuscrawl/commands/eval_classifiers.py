@@ -8,6 +8,7 @@ from pathlib import Path
 from focuscrawl.cli import CommandError
 
 NAME = "eval-classifiers"
+EXAMPLE = "focuscrawl eval-classifiers --parts table"
 HELP = (
     "relevance classifiers on Wikispeedia: cosine vs SVM (true negatives) vs PU-SVM vs PU "
     "ensemble, PSO vs BWPSO, topic drift, per-page cost"

@@ -12,6 +12,7 @@ from focuscrawl.cli import CommandError
 from focuscrawl.commands.search import add_index_arguments, open_index
 
 NAME = "export-es"
+EXAMPLE = "focuscrawl export-es --index focuscrawl-data/index.sqlite > bulk.jsonl"
 HELP = "export the page index as Elasticsearch/OpenSearch bulk JSON lines (--mapping: the mapping)"
 
 _INDEX_NAME = re.compile(r"^[a-z0-9][a-z0-9_.+-]{0,254}$")

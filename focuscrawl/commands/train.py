@@ -13,6 +13,7 @@ from pathlib import Path
 from focuscrawl.cli import CommandError
 
 NAME = "train"
+EXAMPLE = "focuscrawl train birds.toml --unlabeled harvest.jsonl -o birds-model.json"
 HELP = "train a relevance model (SVM, or PU learning without negatives) and save it as JSON"
 
 log = logging.getLogger(__name__)

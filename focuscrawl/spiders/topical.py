@@ -17,13 +17,14 @@ from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
 from focuscrawl.blocks import Page, partition
+from focuscrawl.crawlstop import Unfinished
 from focuscrawl.frontier.policy import CrawlPolicy
 from focuscrawl.frontier.scoring import SEED_SCORE, SharkParams
 from focuscrawl.frontier.urls import TrapLimits
 from focuscrawl.items import PageItem
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.loading import load_model
-from focuscrawl.signals import page_fetched, request_done
+from focuscrawl.signals import page_fetched, request_done, request_failed
 from focuscrawl.topic import Topic, load_topic
 
 logger = logging.getLogger(__name__)
@@ -176,7 +177,7 @@ class TopicalSpider(Spider):
             return
         judgement = self.policy.judge(page, state)
         relevance, relevant = judgement.relevance, judgement.relevant
-        seq = self._log_fetch(response.url, response.status, state, relevance, relevant)
+        seq = self._log_fetch(response.url, response.status, state, relevance, relevant, page.kind)
         yield PageItem(
             url=response.url,
             title=page.title,
@@ -189,6 +190,8 @@ class TopicalSpider(Spider):
             status=response.status,
             text=page.main_text,
             blocks=_block_counts(page),
+            kind=page.kind,
+            kind_confidence=page.kind_confidence,
             score=float(state.get("score", 0.0)),
             headers=_validators(response),
             fingerprints=response.meta.get(FINGERPRINTS_META) or {},
@@ -207,8 +210,11 @@ class TopicalSpider(Spider):
             self._log_fetch(request.url, status, state, None)
             self.crawler.signals.send_catch_log(request_done, request=request, spider=self)
             return
+        if failure.check(Unfinished):  # given up as the crawl stops: fetched again, not done
+            return
         kind = failure.type.__name__ if failure.type else "error"
         self.crawler.stats.inc_value(f"focuscrawl/error/{kind}")
+        self.crawler.signals.send_catch_log(request_failed, failure=failure, spider=self)
         if state.get("seed"):
             self.crawler.stats.inc_value("focuscrawl/error/seed")
             logger.warning("Seed failed: %s (%s)", request.url, failure.getErrorMessage())
@@ -225,6 +231,7 @@ class TopicalSpider(Spider):
         state: dict[str, Any],
         relevance: float | None,
         relevant: bool = False,
+        kind: str = "",
     ) -> int:
         self.seq += 1
         stats = self.crawler.stats
@@ -240,6 +247,7 @@ class TopicalSpider(Spider):
             "status": status,
             "relevance": None if relevance is None else round(relevance, 6),
             "relevant": relevant,
+            "kind": kind,  # page kind (blocks.kind); "" when the page was not partitioned
             "score": float(state.get("score", 0.0)),
             "depth": int(state.get("d", 0)),
             "parent": state.get("par"),
