@@ -83,7 +83,10 @@ def test_sigkill_at_random_points_loses_nothing(
         f"relevant, not indexed: {sorted(facts.relevant - facts.indexed)[:10]}; "
         f"indexed, not relevant: {sorted(facts.indexed - facts.relevant)[:10]}"
     )
-    assert facts.fetched <= facts.recorded, sorted(facts.fetched - facts.recorded)[:10]
+    # a page fetched and killed before its visit was recorded comes back and is recorded, unless
+    # it was in flight at a second kill too: then it is quarantined (issue 14), never recorded
+    unrecorded = facts.fetched - facts.recorded - quarantined
+    assert not unrecorded, sorted(unrecorded)[:10]
 
 
 def killed_worker_crawl(
