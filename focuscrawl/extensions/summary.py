@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 NOTHING_FETCHED = 3
 TOP_HOSTS = 5
 MAX_SEEDS = 1000  # seeds whose fate is kept for the summary
+MAX_HOSTS = 100_000  # hosts counted for the "top hosts" line
 
 
 def failure_reason(failure: Failure) -> str:
@@ -77,7 +78,9 @@ class CrawlSummary:
 
     # -- what happened --------------------------------------------------------------------
     def page_fetched(self, record: dict[str, Any], spider: Spider) -> None:
-        self.hosts[urlsplit(record["url"]).hostname or "?"] += 1
+        host = urlsplit(record["url"]).hostname or "?"
+        if host in self.hosts or len(self.hosts) < MAX_HOSTS:  # bounded on a web-scale crawl
+            self.hosts[host] += 1
         if record.get("depth") == 0 and len(self.fetched) < MAX_SEEDS:  # seeds and examples
             self.fetched[record["url"]] = record["status"]
 
