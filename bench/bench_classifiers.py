@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from focuscrawl.corpora import corpora_dir
-from focuscrawl.relevance.evaluate import default_cache_dir
-from focuscrawl.relevance.report import run_all
+from focuscrawl.evaluation.classifier_report import run_all
+from focuscrawl.evaluation.classifiers import default_cache_dir
 
 
 def main() -> int:

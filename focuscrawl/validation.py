@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from focuscrawl.defaults import SETTINGS, STRATEGIES, Setting
+from focuscrawl.defaults import SETTINGS, STRATEGIES, Setting, describe
 
 MODES = ("crawl", "recrawl")
 _TRUE = {"1", "true", "yes", "on"}
@@ -25,34 +25,6 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 class SettingsLike(Protocol):
     def get(self, name: str, default: Any = None) -> Any: ...
-
-
-def describe(setting: Setting, quote: str = "'") -> str:
-    """What values a setting takes, in words (the README's ``values`` column, with ``quote``
-    a backtick)."""
-    default = setting.default
-    if setting.choices:
-        shown = [f"{quote}{c}{quote}" if c else "empty" for c in setting.choices]
-        return "one of " + ", ".join(shown)
-    if isinstance(default, bool):
-        return "true or false"
-    if isinstance(default, int | float):
-        noun = "a whole number" if isinstance(default, int) else "a number"
-        lo, hi = setting.minimum, setting.maximum
-        if lo is not None and hi is not None:
-            return f"{noun} between {_num(lo)} and {_num(hi)}"
-        if lo is not None:
-            return f"{noun} >= {_num(lo)}"
-        if hi is not None:
-            return f"{noun} <= {_num(hi)}"
-        return noun
-    if isinstance(default, dict):
-        return "a mapping"
-    return "text"
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
 
 
 def value_error(setting: Setting, value: Any) -> str | None:

@@ -8,7 +8,7 @@ from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.frontier.linklearner import LinkLearner, link_features
 from focuscrawl.frontier.policy import CrawlPolicy, otsu
 from focuscrawl.frontier.scoring import SharkParams
-from focuscrawl.relevance.features import fast_tokens
+from focuscrawl.text import fast_tokens
 from tests.test_frontier_policy import KeywordModel
 
 

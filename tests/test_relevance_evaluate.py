@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from focuscrawl.relevance import evaluate as ev
-from focuscrawl.relevance import experiments as ex
+from focuscrawl.evaluation import classifier_experiments as ex
+from focuscrawl.evaluation import classifiers as ev
 
 CATEGORY = "subject.Science.Physics.Space_Astronomy"
 

@@ -40,8 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from focuscrawl.corpora import corpora_dir
-    from focuscrawl.relevance.evaluate import default_cache_dir
-    from focuscrawl.relevance.report import run_all
+    from focuscrawl.evaluation.classifier_report import run_all
+    from focuscrawl.evaluation.classifiers import default_cache_dir
 
     parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     unknown = set(parts) - {"table", "ceiling", "traintime", "pso", "drift", "speed", "retrain"}

@@ -17,7 +17,7 @@ import math
 import re
 from urllib.parse import urlsplit
 
-from focuscrawl.relevance.features import fast_tokens
+from focuscrawl.text import fast_tokens
 
 Features = list[str]
 

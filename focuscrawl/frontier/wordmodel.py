@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from focuscrawl.frontier.linklearner import path_words
-from focuscrawl.relevance.features import fast_tokens
+from focuscrawl.text import fast_tokens
 
 
 class BodyWordModel:

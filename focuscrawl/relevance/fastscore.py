@@ -9,8 +9,8 @@ word that is not a vocabulary term counts for nothing. So:
   link / noise blocks, anchors — one string per distinct weight), lower-cased by ``str.lower``
   and turned into an array of code points;
 * a table lookup classifies every code point as white space (``str.split``'s definition),
-  ``_STRIP`` (punctuation, digits, quotes) or other; the words are the white-space runs with
-  ``_STRIP`` characters removed from both ends, as ``fast_tokens`` does;
+  ``WORD_EDGES`` (punctuation, digits, quotes) or other; the words are the white-space runs with
+  ``WORD_EDGES`` characters removed from both ends, as ``fast_tokens`` does;
 * each word is hashed (a 64-bit polynomial hash from prefix sums, wrapping in ``uint64``,
   mixed with the length) and looked up among the sorted hashes of the vocabulary terms.
   ``fast_tokens``' other rules (stop words, one-letter words, a first character that is not a
@@ -32,15 +32,15 @@ from collections.abc import Mapping
 import numpy as np
 
 from focuscrawl.blocks.model import Page
-from focuscrawl.relevance.features import _STRIP
+from focuscrawl.text import WORD_EDGES
 
 #: Pages longer than this many code points (after joining) go to the slow path.
 MAX_CODEPOINTS = 1 << 20  # the hash powers cost 16 bytes per code point of the longest page
 
-_LIMIT = 0x3001  # every white-space and _STRIP code point is below this
+_LIMIT = 0x3001  # every white-space and WORD_EDGES code point is below this
 _CLASS = np.zeros(_LIMIT + 1, np.uint8)  # 0 word character, 1 white space, 2 stripped at ends
 _CLASS[[c for c in range(_LIMIT) if chr(c).isspace()]] = 1
-_CLASS[[ord(c) for c in _STRIP]] = 2
+_CLASS[[ord(c) for c in WORD_EDGES]] = 2
 
 _BASE = 1_000_003
 _P = np.uint64(_BASE)
@@ -74,7 +74,7 @@ def codepoints(text: str) -> np.ndarray:
 
 def word_spans(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ends)`` of the words of code points ``a``: white-space runs without the
-    ``_STRIP`` characters at their ends (runs of ``_STRIP`` only are no word)."""
+    ``WORD_EDGES`` characters at their ends (runs of ``WORD_EDGES`` only are no word)."""
     cls = _CLASS.take(np.minimum(a, _LIMIT))
     space = cls == 1
     run_start = ~space

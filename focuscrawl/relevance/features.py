@@ -9,7 +9,6 @@ crawl's one-page-at-a-time scoring (:class:`LinearTermScorer`), so both see iden
 from __future__ import annotations
 
 import math
-import string
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -18,25 +17,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from focuscrawl.blocks.model import Page
 from focuscrawl.relevance import rules
-from focuscrawl.text import STOPWORDS
-
-_STRIP = string.punctuation + string.digits + "\u2018\u2019\u201c\u201d\u2013\u2014\u00ab\u00bb"
+from focuscrawl.text import fast_tokens
 
 TermCounts = dict[str, float]
-
-
-def fast_tokens(text: str) -> list[str]:
-    """Lower-cased words split on white space, punctuation stripped from their ends.
-
-    About twice as fast as a Unicode regex on long pages (a crawl scores every page); stop
-    words, one-letter words and tokens not starting with a letter are dropped.
-    """
-    out = []
-    for raw in text.lower().split():
-        w = raw.strip(_STRIP)
-        if len(w) > 1 and w[0].isalpha() and w not in STOPWORDS:
-            out.append(w)
-    return out
 
 
 def _add(counts: TermCounts, text: str, weight: float) -> None:

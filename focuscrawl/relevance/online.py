@@ -40,7 +40,8 @@ from focuscrawl.blocks.model import Page
 from focuscrawl.relevance import rules
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.fastscore import field_groups
-from focuscrawl.relevance.features import TermCounts, fast_tokens
+from focuscrawl.relevance.features import TermCounts
+from focuscrawl.text import fast_tokens
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from focuscrawl.blocks.partition import partition
 from focuscrawl.relevance import rules
 from focuscrawl.relevance.cosine import CosineModel
 from focuscrawl.relevance.ensemble import Ensemble, fit_ensemble, prior_matched, rate_threshold
-from focuscrawl.relevance.features import FieldTfidfVectorizer, TermCounts, fast_tokens, page_terms
+from focuscrawl.relevance.features import FieldTfidfVectorizer, TermCounts, page_terms
 from focuscrawl.relevance.model import RelevanceModel
 from focuscrawl.relevance.pu import (
     LinearRound,
@@ -34,6 +34,7 @@ from focuscrawl.relevance.pu import (
     rounds_to_keep,
     self_train,
 )
+from focuscrawl.text import fast_tokens
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from focuscrawl.evaluation.classifiers import Corpus, best_threshold_prf, has_category, split
 from focuscrawl.relevance import pso
 from focuscrawl.relevance.adaptive import AdaptiveCosineModel, profile_similarity
 from focuscrawl.relevance.cosine import CosineModel
 from focuscrawl.relevance.ensemble import fit_ensemble
-from focuscrawl.relevance.evaluate import Corpus, best_threshold_prf, has_category, split
 from focuscrawl.relevance.train import train_pu
 
 
@@ -292,7 +292,7 @@ def ceiling(
     from sklearn.model_selection import StratifiedKFold
     from sklearn.svm import LinearSVC
 
-    from focuscrawl.relevance.evaluate import prf
+    from focuscrawl.evaluation.classifiers import prf
     from focuscrawl.relevance.features import FieldTfidfVectorizer
 
     X = FieldTfidfVectorizer().fit_transform(corpus.terms)

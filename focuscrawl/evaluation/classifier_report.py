@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from focuscrawl.relevance import evaluate as ev
-from focuscrawl.relevance import experiments as ex
+from focuscrawl.evaluation import classifier_experiments as ex
+from focuscrawl.evaluation import classifiers as ev
 
 log = logging.getLogger(__name__)
 
