@@ -102,6 +102,31 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 
 @pytest.fixture(scope="session")
+def redis_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real 3-master Redis Cluster on free loopback ports (cluster_state:ok)."""
+    from focuscrawl.cluster.localcluster import LocalCluster
+
+    cluster = LocalCluster(tmp_path_factory.mktemp("redis-cluster"), masters=3)
+    try:
+        cluster.start()
+        yield cluster.url
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def cluster_client(redis_cluster_url: str):  # type: ignore[no-untyped-def]
+    """A ``RedisCluster`` client; every master flushed before and after the test."""
+    from redis.cluster import RedisCluster
+
+    client = RedisCluster.from_url(redis_cluster_url)
+    client.flushall(target_nodes=RedisCluster.PRIMARIES)
+    yield client
+    client.flushall(target_nodes=RedisCluster.PRIMARIES)
+    client.close()
+
+
+@pytest.fixture(scope="session")
 def redis_url(redis_server: RedisServer) -> str:
     return os.environ.get("FOCUSCRAWL_TEST_REDIS_URL") or redis_server.url
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from focuscrawl.netguard import allow_private_args
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,7 +123,8 @@ class CrawlProcess:
             code = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            code = self.proc.wait()
+            self.proc.wait()
+            pytest.fail(f"crawl still running after {timeout:.0f}s:\n{self.log[-6000:]}")
         self._reader.join(timeout=30)
         if self.proc.stderr is not None:
             self.proc.stderr.close()

@@ -32,10 +32,14 @@ def fp(body: str, etag: str = "") -> Fingerprints:
     )
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "redis-cluster"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ChangeStore]:
     if request.param == "sqlite":
         s: ChangeStore = SqliteChangeStore(str(tmp_path / "data" / "change.sqlite3"), max_history=5)
+    elif request.param == "redis-cluster":  # records sharded by URL hash over 3 masters
+        request.getfixturevalue("cluster_client")  # flushes every master before and after
+        url = request.getfixturevalue("redis_cluster_url")
+        s = RedisChangeStore(url, prefix="t", max_history=5, cluster=True)
     else:
         request.getfixturevalue("redis_client")  # flushes the db before and after
         s = RedisChangeStore(request.getfixturevalue("redis_url"), prefix="t", max_history=5)

@@ -11,10 +11,8 @@ Redis restart with AOF; every worker stops by itself when the frontier is empty.
 from __future__ import annotations
 
 import os
+import re
 import signal
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ from focuscrawl.netguard import allow_private_args
 from focuscrawl.topic import load_topic
 from tests.cluster_site import ClusterSite
 from tests.conftest import RedisServer
+from tests.fault_crawl import CrawlProcess
 
 PREFIX = "focuscrawl:topical_redis"
 CLUSTER_COMPONENTS = [
@@ -36,66 +35,29 @@ CLUSTER_COMPONENTS = [
 ]
 
 
-class Worker:
+class Worker(CrawlProcess):
     """``scrapy crawl topical_redis`` in a subprocess; its log lines can be waited for."""
 
     def __init__(self, cwd: Path, name: str, redis_url: str, *args: str) -> None:
-        env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
-        cmd = [sys.executable, "-m", "scrapy", "crawl", "topical_redis", *args]
-        cmd += ["-s", f"REDIS_URL={redis_url}", "-s", f"USER_AGENT={name}", *CLUSTER_COMPONENTS]
-        cmd += ["-s", "FOCUSCRAWL_REDIS_LEASE=5", "-s", "FOCUSCRAWL_CLUSTER_STATS_INTERVAL=1"]
-        cmd += ["-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO"]
+        argv = [*args, "-s", f"REDIS_URL={redis_url}", "-s", f"USER_AGENT={name}"]
+        argv += [*CLUSTER_COMPONENTS, "-s", "FOCUSCRAWL_REDIS_LEASE=5"]
+        argv += ["-s", "FOCUSCRAWL_CLUSTER_STATS_INTERVAL=1"]
+        argv += ["-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO"]
         # each worker its own local data (SQLite index), as on separate machines: workers
         # sharing one SQLite file in one directory failed with "database is locked"
-        cmd += ["-s", f"FOCUSCRAWL_DATA_DIR={cwd / (name + '-data')}"]
-        cmd += allow_private_args(loopback_hosts(3))  # ClusterSite's hosts: 127.0.0.2 and up
+        argv += ["-s", f"FOCUSCRAWL_DATA_DIR={cwd / (name + '-data')}"]
+        argv += allow_private_args(loopback_hosts(3))  # ClusterSite's hosts: 127.0.0.2 and up
         self.name = name
-        self.proc = subprocess.Popen(
-            cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
-        self.lines: list[str] = []
-        self._waits: list[tuple[str, threading.Event]] = []
-        self._lock = threading.Lock()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            with self._lock:
-                self.lines.append(line)
-                for text, event in self._waits:
-                    if text in line:
-                        event.set()
+        super().__init__(cwd, "topical_redis", argv)
 
     def wait_for_line(self, text: str, timeout: float = 120) -> bool:
-        event = threading.Event()
-        with self._lock:
-            if any(text in line for line in self.lines):
-                return True
-            self._waits.append((text, event))
-        return event.wait(timeout)
+        return self.wait_for(re.escape(text), timeout)
 
-    def finish(self, timeout: float = 240) -> int:
-        try:
-            code = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"worker {self.name} still running after {timeout:.0f}s:\n{self.log}")
-        self._reader.join(30)  # EOF follows the exit
-        assert self.proc.stderr is not None
-        self.proc.stderr.close()
-        return code
-
-    def kill(self) -> None:
+    def kill(self, sig: int = signal.SIGKILL) -> None:
         """After a failed assertion: never leave a worker running."""
         if self.proc.poll() is None:
-            self.proc.kill()
+            super().kill(sig)
             self.finish()
-
-    @property
-    def log(self) -> str:
-        with self._lock:
-            return "".join(self.lines[-60:])
 
 
 def seeds(site: ClusterSite) -> list[str]:

@@ -33,7 +33,7 @@ from focuscrawl.change.estimate import (
     rate_irregular,
     scheduling_rate,
 )
-from focuscrawl.change.store import PageRecord
+from focuscrawl.change.record import PageRecord
 
 POLICIES = ("uniform", "change-rate", "cluster")
 _DIGITS = re.compile(r"\d+")

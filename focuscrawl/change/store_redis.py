@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from focuscrawl.change.fingerprint import Fingerprints
-from focuscrawl.change.store import (
+from focuscrawl.change.record import (
     DEFAULT_MAX_HISTORY,
     SCHEMA_VERSION,
     PageRecord,
@@ -139,15 +139,42 @@ class RedisChangeStore:
         prefix: str = "fc:chg",
         max_history: int = DEFAULT_MAX_HISTORY,
         retries: int = 5,
+        cluster: bool = False,
     ) -> None:
         self.url = url
         self.prefix = prefix
         self.max_history = max_history
         self.retries = retries
+        # a Redis Cluster: records sharded by URL hash over CLUSTER_SHARDS hash tags
+        self.cluster = cluster
+        self._tags: list[str] = []
         self._shared: _Shared | None = None
 
+    def _prefix_of(self, url: str) -> str:
+        """The prefix of ``url``'s keys: the store's, or on a cluster its URL shard's
+        (``P:{tag}``: the record, its shard's URL set and meta in one slot)."""
+        if not self.cluster:
+            return self.prefix
+        if not self._tags:
+            self._tags = _cluster_tags()
+        from redis.crc import key_slot
+
+        return f"{self.prefix}:{{{self._tags[key_slot(url.encode()) % len(self._tags)]}}}"
+
+    def _prefixes(self) -> list[str]:
+        if not self.cluster:
+            return [self.prefix]
+        if not self._tags:
+            self._tags = _cluster_tags()
+        return [f"{self.prefix}:{{{tag}}}" for tag in self._tags]
+
     def key(self, url: str) -> str:
-        return f"{self.prefix}:p:{url}"
+        return f"{self._prefix_of(url)}:p:{url}"
+
+    def _eval_record(self, pipe: Any, url: str, args: list[Any]) -> None:
+        at = self._prefix_of(url)
+        keys = (f"{at}:p:{url}", f"{at}:urls", f"{at}:meta")
+        pipe.execute_command("EVAL", _RECORD, 3, *keys, *args)  # a cluster pipeline has no eval()
 
     @property
     def _meta(self) -> str:
@@ -162,35 +189,16 @@ class RedisChangeStore:
         if self._shared is not None:
             return
         import redis
-        from redis.backoff import ExponentialBackoff
-        from redis.retry import Retry
 
         with _SHARED_LOCK:
             shared = _SHARED.get((self.url, self.prefix))
-            client = (
-                shared.client
-                if shared is not None
-                else redis.Redis.from_url(
-                    # short: a crawl waits for an outage without blocking (pipelines.store_wait)
-                    self.url,
-                    retry=Retry(ExponentialBackoff(cap=0.1, base=0.05), min(self.retries, 1)),
-                    socket_connect_timeout=5.0,
-                    socket_timeout=30.0,
-                )
-            )
             try:
-                schema = client.hget(self._meta, "schema")
-                if schema is not None and int(schema) > SCHEMA_VERSION:
-                    raise StoreError(
-                        f"Redis change store {self.prefix} has schema {int(schema)}, written by "
-                        f"a newer focuscrawl (this one reads up to {SCHEMA_VERSION})"
-                    )
-                if schema is None:
-                    client.hset(
-                        self._meta, mapping={"schema": SCHEMA_VERSION, "created": time.time()}
-                    )
-                else:  # an older schema: the record layout is read-compatible, mark it upgraded
-                    client.hset(self._meta, "schema", SCHEMA_VERSION)
+                client = shared.client if shared is not None else self._connect()
+            except redis.RedisError as exc:
+                raise self._error(exc) from exc
+            try:
+                for prefix in self._prefixes():
+                    self._open_meta(client, f"{prefix}:meta")
             except (redis.RedisError, StoreError) as exc:
                 if shared is None:
                     client.close()
@@ -209,6 +217,33 @@ class RedisChangeStore:
             shared.lost = None  # reopened: a lost store starts afresh (see _call)
             shared.cache.clear()
         self._shared = shared
+
+    def _connect(self) -> Any:
+        from redis.backoff import ExponentialBackoff
+        from redis.retry import Retry
+
+        from focuscrawl.frontier.connection import connect
+
+        return connect(
+            # short: a crawl waits for an outage without blocking (pipelines.store_wait)
+            self.url,
+            self.cluster,
+            retry=Retry(ExponentialBackoff(cap=0.1, base=0.05), min(self.retries, 1)),
+            socket_connect_timeout=5.0,
+            socket_timeout=30.0,
+        )
+
+    def _open_meta(self, client: Any, meta: str) -> None:
+        schema = client.hget(meta, "schema")
+        if schema is not None and int(schema) > SCHEMA_VERSION:
+            raise StoreError(
+                f"Redis change store {self.prefix} has schema {int(schema)}, written by "
+                f"a newer focuscrawl (this one reads up to {SCHEMA_VERSION})"
+            )
+        if schema is None:
+            client.hset(meta, mapping={"schema": SCHEMA_VERSION, "created": time.time()})
+        else:  # an older schema: the record layout is read-compatible, mark it upgraded
+            client.hset(meta, "schema", SCHEMA_VERSION)
 
     def close(self) -> None:
         """Write what is queued, then let go of the connection (closed with its last user).
@@ -288,7 +323,7 @@ class RedisChangeStore:
             raise self._error(away) from away
         pipe = shared.client.pipeline(transaction=False)
         for url, args in pending:
-            pipe.eval(_RECORD, 3, self.key(url), self._urls, self._meta, *args)
+            self._eval_record(pipe, url, args)
         if build is not None:
             build(pipe)
         try:
@@ -382,12 +417,8 @@ class RedisChangeStore:
         shared.awaited.pop(url, None)  # a read ahead in flight is older than this visit
         hit = shared.cache.pop(url, None)
         if hit is None or time.monotonic() - hit[0] >= CACHE_TTL:
-            key = self.key(url)
             script_args = [*args, "1"]
-            (out,) = self._run(
-                shared,
-                lambda pipe: pipe.eval(_RECORD, 3, key, self._urls, self._meta, *script_args),
-            )
+            (out,) = self._run(shared, lambda pipe: self._eval_record(pipe, url, script_args))
             return self._record(url, *out)
         # just read: the new record follows from it, and the write goes behind
         old = hit[1]
@@ -409,14 +440,15 @@ class RedisChangeStore:
         shared = self._open()
         self._flush(shared)
         client = shared.client
-        batch: list[str] = []
-        for raw in self._call(lambda: list(client.sscan_iter(self._urls, count=500))):
-            batch.append(_text(raw))
-            if len(batch) >= 500:
+        for prefix in self._prefixes():
+            batch: list[str] = []
+            for raw in self._call(lambda p=prefix: list(client.sscan_iter(f"{p}:urls", count=500))):
+                batch.append(_text(raw))
+                if len(batch) >= 500:
+                    yield from self._fetch(batch)
+                    batch = []
+            if batch:
                 yield from self._fetch(batch)
-                batch = []
-        if batch:
-            yield from self._fetch(batch)
 
     def _fetch(self, urls: list[str]) -> Iterator[PageRecord]:
         pipe = self.client.pipeline(transaction=False)
@@ -429,13 +461,26 @@ class RedisChangeStore:
     def __len__(self) -> int:
         shared = self._open()
         self._flush(shared)
-        return int(self._call(shared.client.scard, self._urls))
+        pipe = shared.client.pipeline(transaction=False)
+        for prefix in self._prefixes():
+            pipe.scard(f"{prefix}:urls")
+        return sum(int(n) for n in self._call(pipe.execute))
 
     def due(self, now: float, budget: int = 0, policy: str = "change-rate", **kw: Any) -> list[str]:
         """The URLs to revisit now, best first (see :func:`focuscrawl.change.policy.due`)."""
         from focuscrawl.change.policy import due
 
         return due(self.records(), now, budget, policy, **kw)
+
+
+#: URL shards of a change store on a Redis Cluster (fixed: every worker agrees without asking)
+CLUSTER_SHARDS = 256
+
+
+def _cluster_tags() -> list[str]:
+    from focuscrawl.frontier.shard_keys import shard_tags
+
+    return shard_tags(CLUSTER_SHARDS)
 
 
 def _oom(reply: Any) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from focuscrawl.change.fingerprint import Fingerprints
-from focuscrawl.change.store import (
+from focuscrawl.change.record import (
     DEFAULT_MAX_HISTORY,
     SCHEMA_VERSION,
     PageRecord,

@@ -24,6 +24,7 @@ from focuscrawl.cluster.state import worker_id
 from focuscrawl.crawlstop import Unfinished, engine_stopping
 from focuscrawl.credentials import redact_text
 from focuscrawl.frontier.base import host_of
+from focuscrawl.frontier.connection import redis_cluster
 from focuscrawl.frontier.factory import redis_url
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class ClusterPolitenessMiddleware:
             hold=s.getfloat("DOWNLOAD_TIMEOUT") + 30.0,
             busy_ttl=0.05,  # the scheduler asks before every pop: one round trip per 50 ms
             defer_release=True,  # sent with the next acquire, or within RELEASE_EVERY seconds
+            cluster=redis_cluster(s),
+            shards=s.getint("FOCUSCRAWL_REDIS_SHARDS"),
         )
         mw = cls(crawler, gate, s.get("USER_AGENT") or "*")
         crawler.signals.connect(mw.spider_opened, signals.spider_opened)

@@ -8,7 +8,9 @@ a deadline (Redis server time), so the slots of a worker that died free themselv
 
 Keys (``P`` = the crawl's prefix): ``P:pol:a:<host>`` zset token → slot deadline;
 ``P:pol:next`` hash host → earliest time of the next slot; ``P:pol:delay`` hash host → robots
-``Crawl-delay``. No Scrapy here; the downloader middleware is :mod:`.middleware`.
+``Crawl-delay``. On a Redis Cluster ``P`` is the host's frontier shard's prefix ``P:{tag}``
+(:mod:`focuscrawl.frontier.redis_shards`): a host's slots, queue and de-dup live in one slot.
+No Scrapy here; the downloader middleware is :mod:`.middleware`.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ class HostGate:
         full_wait: float = 0.05,
         busy_ttl: float = 0.0,
         defer_release: bool = False,
+        cluster: bool = False,
+        shards: int = 0,
     ) -> None:
         self.url = url
         self.prefix = prefix
@@ -86,16 +90,37 @@ class HostGate:
         # as its concurrency is busy without asking Redis (a request waiting in acquire is not
         # yet in the downloader's slot, so the scheduler would pop more for the host)
         self._mine: dict[str, set[str]] = {}
+        # a Redis Cluster: a host's keys live under its frontier shard's prefix (one slot)
+        self.cluster = cluster
+        self.shards = shards
+        self._tags: list[str] = []
         self._client: Any = None
         self._acquire: Any = None
         self._busy: Any = None
 
     def open(self, client: Any = None) -> None:
-        import redis
+        from focuscrawl.frontier.connection import connect
 
-        self._client = client or redis.Redis.from_url(self.url)
+        self._client = client or connect(self.url, self.cluster)
         self._acquire = self._client.register_script(_ACQUIRE)
         self._busy = self._client.register_script(_BUSY)
+        if self.cluster:  # the frontier's shard layout (the first of them to open fixes it)
+            from focuscrawl.frontier.shard_keys import SHARDS_PER_MASTER, shard_tags
+
+            wanted = self.shards or SHARDS_PER_MASTER * len(self._client.get_primaries())
+            self._client.hsetnx(f"{self.prefix}:cluster", "shards", wanted)
+            self._tags = shard_tags(int(self._client.hget(f"{self.prefix}:cluster", "shards")))
+
+    def _prefix_of(self, host: str) -> str:
+        """The prefix of ``host``'s keys: the crawl's, or on a cluster its frontier shard's."""
+        if not self._tags:
+            return self.prefix
+        from focuscrawl.frontier.shard_keys import shard_of
+
+        return f"{self.prefix}:{{{self._tags[shard_of(host, len(self._tags))]}}}"
+
+    def _slots(self, host: str) -> str:
+        return f"{self._prefix_of(host)}:pol:a:{host}"
 
     def close(self) -> None:
         if self._client is not None:
@@ -104,7 +129,7 @@ class HostGate:
             self._client = None
 
     def _args(self, host: str) -> list[Any]:
-        return [self.prefix, host, self.concurrency, repr(self.delay), repr(self.hold)]
+        return [self._prefix_of(host), host, self.concurrency, repr(self.delay), repr(self.hold)]
 
     def acquire(self, host: str, token: str) -> float:
         """Take a slot of ``host`` for ``token``: 0.0 when taken, else seconds to wait first
@@ -134,7 +159,7 @@ class HostGate:
         if self.defer_release:
             self._released.append((host, token))
         else:
-            self._client.zrem(f"{self.prefix}:pol:a:{host}", token)
+            self._client.zrem(self._slots(host), token)
 
     def flush(self) -> None:
         """Send the deferred releases now."""
@@ -146,21 +171,22 @@ class HostGate:
     def _queue_releases(self, pipe: Any) -> None:
         released, self._released = self._released, []
         for host, token in released:
-            pipe.zrem(f"{self.prefix}:pol:a:{host}", token)
+            pipe.zrem(self._slots(host), token)
 
     def _call(self, script: Any, args: list[Any]) -> Any:
         """``script(args)``, with the deferred releases sent before it in the same round trip."""
+        keys = [self._slots(args[1])]  # declared: a cluster runs it on the host's slot
         if not self._released:
-            return script(keys=[], args=args)
+            return script(keys=keys, args=args)
         import redis
 
         pipe = self._client.pipeline(transaction=False)
         self._queue_releases(pipe)
-        pipe.evalsha(script.sha, 0, *args)
+        pipe.execute_command("EVALSHA", script.sha, 1, *keys, *args)  # a cluster pipeline too
         try:
             return pipe.execute()[-1]
         except redis.exceptions.NoScriptError:  # Redis restarted: the releases went through
-            return script(keys=[], args=args)
+            return script(keys=keys, args=args)
 
     def busy(self, host: str) -> bool:
         """True when a new request to ``host`` would have to wait (for the scheduler's pop)."""
@@ -180,7 +206,7 @@ class HostGate:
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         seconds = min(max(seconds, 0.0), self.max_delay)
-        self._client.hset(f"{self.prefix}:pol:delay", host, repr(seconds))
+        self._client.hset(f"{self._prefix_of(host)}:pol:delay", host, repr(seconds))
 
     def in_use(self, host: str) -> int:
-        return int(self._client.zcard(f"{self.prefix}:pol:a:{host}"))
+        return int(self._client.zcard(self._slots(host)))

@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from focuscrawl.frontier.quarantine import QuarantineRecord, read_redis_quarantine
+from focuscrawl.frontier.shard_keys import frontier_prefixes
 from focuscrawl.topic import Topic, TopicError, shared_topic
 
 logger = logging.getLogger(__name__)
@@ -113,23 +115,41 @@ def _topic_name(raw: bytes | None) -> str:
     return name if isinstance(name, str) else "?"
 
 
-def read_status(client: Any, prefix: str) -> ClusterStatus:
+def frontier_counts(client: Any, prefix: str) -> tuple[int, int]:
+    """(queued, in flight) of the crawl's frontier, summed over its shards on a cluster."""
+    shards = frontier_prefixes(client, prefix)
     pipe = client.pipeline(transaction=False)
-    pipe.get(f"{prefix}:n")
-    pipe.zcard(f"{prefix}:lease")
-    pipe.hget(f"{prefix}:stats", "frontier/redelivered")
+    for shard in shards:
+        pipe.get(f"{shard}:n")
+        pipe.zcard(f"{shard}:lease")
+    counts = pipe.execute()
+    return sum(int(n or 0) for n in counts[0::2]), sum(int(n or 0) for n in counts[1::2])
+
+
+def read_status(client: Any, prefix: str) -> ClusterStatus:
+    """The crawl's status; on a Redis Cluster (``client`` a ``RedisCluster``) the frontier's
+    counts are summed over its shards."""
+    shards = frontier_prefixes(client, prefix)
+    pipe = client.pipeline(transaction=False)
+    for shard in shards:
+        pipe.get(f"{shard}:n")
+        pipe.zcard(f"{shard}:lease")
+        pipe.hget(f"{shard}:stats", "frontier/redelivered")
     pipe.smembers(f"{prefix}:workers")
     pipe.get(f"{prefix}:topic")
-    queued, in_flight, redelivered, members, topic = pipe.execute()
+    *counts, members, topic = pipe.execute()
+    queued = sum(_count(_field(n or b"0")) for n in counts[0::3])
+    in_flight = sum(int(n or 0) for n in counts[1::3])
+    redelivered = sum(_count(_field(n or b"0")) for n in counts[2::3])
     workers: dict[str, dict[str, Any]] = {}
     for member in sorted(members):
         name = member.decode("utf-8", "replace")
         raw = client.hgetall(f"{prefix}:worker:{name}")
         workers[name] = {k.decode("utf-8", "replace"): _field(v) for k, v in raw.items()}
     return ClusterStatus(
-        queued=_count(_field(queued or b"0")),
-        in_flight=int(in_flight or 0),
-        redelivered=_count(_field(redelivered or b"0")),
+        queued=queued,
+        in_flight=in_flight,
+        redelivered=redelivered,
         workers=workers,
         topic=_topic_name(topic),
     )
@@ -137,3 +157,9 @@ def read_status(client: Any, prefix: str) -> ClusterStatus:
 
 def now() -> float:
     return time.time()
+
+
+def read_quarantine(client: Any, prefix: str) -> list[QuarantineRecord]:
+    """Every quarantined URL of the crawl (of every shard on a Redis Cluster), oldest first."""
+    found = [r for p in frontier_prefixes(client, prefix) for r in read_redis_quarantine(client, p)]
+    return sorted(found, key=lambda r: r.time)

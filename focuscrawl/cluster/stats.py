@@ -56,9 +56,9 @@ class ClusterStats:
         return ext
 
     def spider_opened(self, spider: Spider) -> None:
-        import redis
+        from focuscrawl.frontier.connection import connect, redis_cluster
 
-        self._client = redis.Redis.from_url(self.url)
+        self._client = connect(self.url, redis_cluster(self.crawler.settings))
         self.worker = worker_id()
         self.started = time.time()
         self.write("running")

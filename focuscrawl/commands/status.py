@@ -35,22 +35,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import redis
 
-    from focuscrawl.cluster.state import read_status
-    from focuscrawl.frontier.quarantine import read_redis_quarantine
+    from focuscrawl.cluster.state import read_quarantine, read_status
+    from focuscrawl.frontier.connection import connect
 
     if not args.redis_url:
         raise CommandError("no Redis: pass --redis-url or set REDIS_URL")
     url = with_env_password(args.redis_url)
     prefix = args.prefix or f"focuscrawl:{args.spider}"
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=5)
+        client = connect(url, socket_connect_timeout=5)  # a Redis Cluster node too
     except ValueError as exc:  # a malformed URL: redis-py's message may quote it
         raise CommandError(
             f"bad Redis URL {redact_url(url)}: {redact_text(str(exc), url)}"
         ) from None
     try:
         status = read_status(client, prefix)
-        quarantined = read_redis_quarantine(client, prefix)
+        quarantined = read_quarantine(client, prefix)
     except redis.AuthenticationError as exc:
         raise CommandError(str(RedisAuthError(url, exc))) from None
     except redis.RedisError as exc:

@@ -5,26 +5,34 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from focuscrawl.credentials import with_env_password
 from focuscrawl.frontier.base import Frontier
+from focuscrawl.frontier.connection import redis_cluster, redis_url
 from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.frontier.prefetch import load_prefetch
 from focuscrawl.frontier.quarantine import QUARANTINE_FILE
 
+__all__ = ["build_frontier", "redis_url"]
 
-def redis_url(settings: Any) -> str:
-    """The Redis URL of the settings; its password from ``FOCUSCRAWL_REDIS_PASSWORD`` when it
-    has none (print it only through :func:`focuscrawl.credentials.redact_url`)."""
-    return with_env_password(
-        settings.get("FOCUSCRAWL_REDIS_URL") or settings.get("REDIS_URL") or ""
-    )
+DEFAULT_PREFETCH = "focuscrawl.change.store_redis.prefetch_command"
 
 
 def build_frontier(settings: Any, spider_name: str) -> Frontier:
     backend = settings.get("FOCUSCRAWL_FRONTIER", "memory")
     if backend == "redis" or (backend == "memory" and redis_url(settings)):
+        if redis_cluster(settings):  # sharded: the change store's record is on another slot
+            from focuscrawl.frontier.redis_shards import ShardedRedisFrontier
+
+            return ShardedRedisFrontier.from_settings(settings, spider_name)
         from focuscrawl.frontier.redis import RedisFrontier  # optional dependency
 
-        return RedisFrontier.from_settings(settings, spider_name)
+        frontier = RedisFrontier.from_settings(settings, spider_name)
+        # the change store's read sent with each pop: handed in, named by a setting
+        prefetch = load_prefetch(
+            settings.get("FOCUSCRAWL_FRONTIER_PREFETCH", DEFAULT_PREFETCH) or ""
+        )
+        if prefetch is not None:
+            frontier.prefetch = lambda url, wait: prefetch(frontier.url, url, wait)
+        return frontier
     jobdir = settings.get("JOBDIR")
     journal = os.path.join(jobdir, "frontier.jsonl") if jobdir else None
     return MemoryFrontier(

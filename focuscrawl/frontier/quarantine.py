@@ -114,7 +114,7 @@ def read_records(path: str) -> list[QuarantineRecord]:
 
 def redis_record(fp8: bytes, value: bytes) -> QuarantineRecord:
     """Decode a ``<prefix>:quarantine`` value (written by the ``requeue`` script)."""
-    from focuscrawl.frontier.redis import decode_entry
+    from focuscrawl.frontier.redis_entry import decode_entry
 
     attempts, when = REDIS_HEAD.unpack_from(value)
     lease = value[REDIS_HEAD.size :]

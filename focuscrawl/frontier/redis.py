@@ -59,7 +59,6 @@ exact while most queued entries sit in compact lists rather than in a skiplist.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import struct
@@ -70,10 +69,26 @@ from typing import Any, TypeVar
 
 from focuscrawl.credentials import RedisAuthError, redact_text, redact_url
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
+from focuscrawl.frontier.prefetch import Prefetched
 from focuscrawl.frontier.quarantine import Probation, QuarantineRecord, redis_record
+from focuscrawl.frontier.redis_entry import (  # re-exported: tests and benches use them here
+    _ZDICT,
+    ENTRY_FORMAT,
+    MAX_ENTRY_BYTES,
+    decode_entry,
+    encode_entry,
+)
 from focuscrawl.frontier.redis_health import FrontierUnavailable, check_eviction_policy, is_oom
 
 logger = logging.getLogger(__name__)
+__all__ = [
+    "_ZDICT",
+    "ENTRY_FORMAT",
+    "MAX_ENTRY_BYTES",
+    "RedisFrontier",
+    "decode_entry",
+    "encode_entry",
+]
 
 T = TypeVar("T")
 _RESULTS = {r.value: r for r in PushResult}
@@ -126,79 +141,6 @@ def bloom_offsets(fingerprint: bytes, bits: int, hashes: int) -> str:
     return ",".join(out)
 
 
-# Entries are ``fplen fp flags deflate(url-rest \0 json)``. The deflate preset dictionary holds
-# the JSON keys of the scheduler's request data and common URL parts, then the entry's own
-# ``scheme://host`` (its host is in the key the entry sits under, so the URL is stored without
-# that prefix and a parent URL on the same host compresses to a back-reference). The request's
-# ``meta["focuscrawl"]["score"]`` is the entry's score: stored once, in the packed score.
-# A 220-byte entry takes about 80 bytes. Changing any of this changes ENTRY_FORMAT (a crawl's
-# keys record the format they were written in).
-ENTRY_FORMAT = 2
-MAX_ENTRY_BYTES = 1 << 20  # a deflate bomb planted in Redis stops here
-_ZDICT = (
-    b"http://https://www..com/.org/.html/index.php?id=&page="
-    b'{"meta":{"focuscrawl":{"d":1,"inh":0.,"tb":0,"score":0.,"par":"https://www.'
-    b'","seed":1,"ex":1},"depth":1,"redirect_urls":["https://'
-    b'"]},"eb":"errback","cb":"parse","pr":0,"flags":[],"method":"POST","headers":{}}'
-)
-_SCHEMES = ("", "https://", "http://")  # flags & 3: the URL prefix left out (0: verbatim)
-_SCORE_IN_META = 4  # flags & 4: meta["focuscrawl"]["score"] was the entry's score
-_ATTEMPT_SHIFT = 3  # flags >> 3: unacknowledged deliveries (set by the requeue script)
-
-
-def _zdict(prefix: str) -> bytes:
-    return _ZDICT + prefix.encode() + b"/"
-
-
-def encode_entry(
-    url: str, fingerprint: bytes, data: dict[str, Any], host: str, score: float
-) -> bytes:
-    """``fplen fp flags deflate(url-rest \\0 json)``: plain data, nothing a worker would execute."""
-    if not 8 <= len(fingerprint) <= 255:
-        raise ValueError(f"fingerprint must be 8 to 255 bytes, got {len(fingerprint)}")
-    flags, prefix = 0, ""
-    for code, scheme in enumerate(_SCHEMES[1:], 1):
-        if url.startswith(scheme + host):
-            flags, prefix = code, scheme + host
-            break
-    meta = data.get("meta")
-    fc = meta.get("focuscrawl") if isinstance(meta, dict) else None
-    if isinstance(fc, dict) and type(fc.get("score")) is float and fc["score"] == score:
-        data = {
-            **data,
-            "meta": {**meta, "focuscrawl": {k: v for k, v in fc.items() if k != "score"}},
-        }  # type: ignore[dict-item]
-        flags |= _SCORE_IN_META
-    body = json.dumps(data, separators=(",", ":")) if data else ""
-    # a 1 KB window and the smallest hash table: as small on entries this size, and setting up
-    # the default 32 KB window and tables took 50 µs of CPU per entry (most of a push)
-    packer = zlib.compressobj(6, zlib.DEFLATED, -10, 1, zdict=_zdict(prefix))
-    packed = packer.compress(url[len(prefix) :].encode() + b"\0" + body.encode()) + packer.flush()
-    return bytes([len(fingerprint)]) + fingerprint + bytes([flags]) + packed
-
-
-def decode_entry(rest: bytes, score: float, host: str) -> FrontierEntry:
-    n = rest[0]
-    fingerprint = rest[1 : 1 + n]
-    flags = rest[1 + n]
-    prefix = _SCHEMES[flags & 3] + host if flags & 3 else ""
-    unpacker = zlib.decompressobj(-15, zdict=_zdict(prefix))
-    text = unpacker.decompress(rest[2 + n :], MAX_ENTRY_BYTES)
-    if unpacker.unconsumed_tail:
-        raise ValueError(f"frontier entry inflates past {MAX_ENTRY_BYTES} bytes: not ours")
-    url, _, body = text.partition(b"\0")
-    data = json.loads(body) if body else {}
-    if flags & _SCORE_IN_META:
-        data["meta"]["focuscrawl"]["score"] = score
-    return FrontierEntry(
-        url=prefix + url.decode(),
-        score=score,
-        fingerprint=fingerprint,
-        data=data,
-        attempts=flags >> _ATTEMPT_SHIFT,
-    )
-
-
 class RedisFrontier:
     def __init__(
         self,
@@ -223,6 +165,8 @@ class RedisFrontier:
         self.requeue_interval = requeue_interval
         self.redelivered = 0
         self.bad_entries = 0
+        self.sends = 0  # sendall calls, and calls that waited for replies (benches count them)
+        self.waits = 0
         self.quarantine_after = quarantine_after  # 0: re-deliver forever, no probation
         self.quarantined: list[QuarantineRecord] = []  # by this worker, for the scheduler
         self._probation = Probation()
@@ -246,7 +190,9 @@ class RedisFrontier:
         # ``prefetch(url, wait)`` → (command, deliver) or None: a read sent with the next pop
         # for the URL just popped (the change store's record, see from_settings); ``wait``
         # reads its reply now
-        self.prefetch: Callable[[str, Callable[[], None]], Any] | None = None
+        self.prefetch: Callable[[str, Callable[[], None]], Prefetched] | None = None
+        # a shard of a Redis Cluster: the URL of the node serving its slot now (after a failover)
+        self.relocate: Callable[[], str] | None = None
         # a crawl's frontier: never wait for Redis (raise FrontierUnavailable, see resume())
         self.nonblocking = False
         self._resend = False  # the connection failed: send every unread batch again
@@ -254,22 +200,10 @@ class RedisFrontier:
 
     @classmethod
     def from_settings(cls, settings: Any, spider_name: str) -> RedisFrontier:
-        from focuscrawl.frontier.factory import redis_url
+        from focuscrawl.frontier.connection import frontier_options
 
-        prefix = settings.get("FOCUSCRAWL_REDIS_PREFIX") or "focuscrawl:%(spider)s"
-        frontier = cls(
-            redis_url(settings),
-            prefix % {"spider": spider_name},
-            lease=settings.getfloat("FOCUSCRAWL_REDIS_LEASE", 300.0),
-            capacity=settings.getint("FOCUSCRAWL_REDIS_CAPACITY", 1_000_000),
-            bloom_error_rate=settings.getfloat("FOCUSCRAWL_REDIS_BLOOM_ERROR_RATE", 0.0),
-            retry_timeout=settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0),
-            quarantine_after=settings.getint("FOCUSCRAWL_QUARANTINE_AFTER", 2),
-        )
-        frontier.pop_ahead = True
-        from focuscrawl.change.store_redis import prefetch_command
-
-        frontier.prefetch = lambda url, wait: prefetch_command(frontier.url, url, wait)
+        frontier = cls(**frontier_options(settings, spider_name))
+        frontier.pop_ahead = True  # its prefetch is handed in by the factory
         return frontier
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -285,13 +219,37 @@ class RedisFrontier:
         self._conn = pool.connection_class(**pool.connection_kwargs)
         self._retry(self._load_meta)
         self._retry(lambda: check_eviction_policy(self._client, self.url))
-        logger.info(
+        (logger.debug if self.relocate else logger.info)(
             "Redis frontier %s at %s: %d queued, %d in flight",
             self.prefix,
             redact_url(self.url),
             len(self),
             self.in_flight(),
         )
+
+    def _relocated(self) -> None:
+        """A cluster shard's node failed: connect to the node that serves its slot now (a
+        replica promoted in its place); what was not read is sent again there."""
+        import redis
+
+        assert self.relocate is not None
+        url = self.relocate()
+        if url == self.url:
+            return
+        logger.warning(
+            "Frontier shard %s moved from %s to %s",
+            self.prefix,
+            redact_url(self.url),
+            redact_url(url),
+        )
+        old = self._client
+        self.url = url
+        self._client = redis.Redis.from_url(url, **SOCKET_TIMEOUTS)
+        pool = self._client.connection_pool
+        self._conn.disconnect()
+        self._conn = pool.connection_class(**pool.connection_kwargs)
+        self._resend = True
+        old.close()
 
     def _load_meta(self) -> None:
         meta_key = f"{self.prefix}:meta"
@@ -332,10 +290,10 @@ class RedisFrontier:
 
     def _release_leased(self) -> None:
         """A graceful close: what this worker still holds goes back now, not as an attempt."""
-        sha, leased = self._shas["release"], sorted(self._leased)
+        leased = sorted(self._leased)
         self._leased.clear()
         if leased:
-            self._exec([("EVALSHA", sha, 0, *self._args([fp8])) for fp8 in leased])
+            self._exec([self._eval("release", [fp8]) for fp8 in leased])
 
     def flush(self) -> None:
         """Send what is queued, wait for every reply, and hand the results over."""
@@ -394,7 +352,7 @@ class RedisFrontier:
             args += [fp[:8], self._offsets(fp)]
         for item in items:
             args += self._push_args(*item)
-        return ("EVALSHA", self._shas["pushack"], 0, *self._args(args))
+        return self._eval("pushack", args)
 
     def push_replacing(self, item: PushItem, parent: bytes) -> PushResult:
         """Push a redirect or retry and acknowledge the request it replaces, in one script
@@ -411,7 +369,7 @@ class RedisFrontier:
         if self._ahead and self._ahead[0] == b"!":
             held.add(self._ahead[2][1:9])  # popped ahead, not handed out yet
         if held and not self._resend and not self._held:
-            command = ("EVALSHA", self._shas["renew"], 0, *self._args([repr(self.lease), *held]))
+            command = self._eval("renew", [repr(self.lease), *held])
             self._exec([command], lambda replies: None)
 
     @property
@@ -505,7 +463,7 @@ class RedisFrontier:
     def _send_ahead(self, busy: HostBusy, url: str = "") -> None:
         """Pop the next entry without waiting; with it, the ``prefetch`` read of ``url``."""
         args = self._ask(busy, self._top_hosts, {})
-        commands = [("EVALSHA", self._shas["popbest"], 0, *self._args(args))]
+        commands = [self._eval("popbest", args)]
         self._ahead = []  # filled with the reply when it is read
         read = self.prefetch(url, self._read_sent) if self.prefetch and url else None
         if read is not None:  # its own batch: a failed read costs the pop nothing
@@ -566,16 +524,21 @@ class RedisFrontier:
         self._next_requeue = now + self.requeue_interval
         n = 0
         while True:
-            due, moved, *records = self._run("requeue", [1000, self.quarantine_after])
-            n += int(moved)
-            for fp8, value in zip(records[::2], records[1::2], strict=True):
-                self.quarantined.append(redis_record(fp8, value))
-            if int(due) < 1000:
+            due, moved = self._requeued(self._run("requeue", [1000, self.quarantine_after]))
+            n += moved
+            if due < 1000:
                 break
-        if n:
-            self.redelivered += n
-            logger.warning("%d expired leases returned to the frontier (worker died?)", n)
         return n
+
+    def _requeued(self, reply: list[Any]) -> tuple[int, int]:
+        """A ``requeue`` reply taken in: (expired leases handled, re-queued)."""
+        due, moved, *records = reply
+        for fp8, value in zip(records[::2], records[1::2], strict=True):
+            self.quarantined.append(redis_record(fp8, value))
+        if int(moved):
+            self.redelivered += int(moved)
+            logger.warning("%d expired leases returned to the frontier (worker died?)", moved)
+        return int(due), int(moved)
 
     # -- plumbing -------------------------------------------------------------------------
     def _offsets(self, fingerprint: bytes) -> str:
@@ -587,8 +550,14 @@ class RedisFrontier:
         return [self.prefix, self._bucket_bits, self.head_size, *args]
 
     def _run(self, name: str, args: list[Any]) -> Any:
-        (reply,) = self._exec([("EVALSHA", self._shas[name], 0, *self._args(args))])
+        (reply,) = self._exec([self._eval(name, args)])
         return reply
+
+    def _eval(self, name: str, args: list[Any]) -> tuple[Any, ...]:
+        """The ``EVALSHA`` of script ``name``. It declares one key of the prefix (every key a
+        script touches shares the prefix's hash tag on a Redis Cluster: one slot, and a node
+        that does not serve it answers ``MOVED`` instead of running it)."""
+        return ("EVALSHA", self._shas[name], 1, f"{self.prefix}:n", *self._args(args))
 
     def _exec(
         self,
@@ -625,11 +594,13 @@ class RedisFrontier:
             every = [c for batch in batches for c in batch.commands]
             if every:
                 conn.send_packed_command(conn.pack_commands(every), check_health=False)
+                self.sends += 1
             for batch in batches:
                 batch.sent = True
             if later is not None:
                 self._resend = False
                 return []
+            self.waits += 1
             replies = self._read_all(sent)
             self._resend = False
             return replies
@@ -717,6 +688,11 @@ class RedisFrontier:
             except redis.AuthenticationError as exc:  # retrying cannot help
                 raise RedisAuthError(self.url, exc) from None
             except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
+                if self.relocate is not None:
+                    try:
+                        self._relocated()
+                    except (redis.RedisError, OSError) as again:  # the cluster is failing over
+                        logger.debug("cluster not ready yet: %s", again)
                 if self.nonblocking:  # the scheduler pauses, and calls resume() later
                     raise FrontierUnavailable(
                         f"Redis at {redact_url(self.url)} unreachable: "

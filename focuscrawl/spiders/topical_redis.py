@@ -34,8 +34,9 @@ from scrapy.http import Response, TextResponse
 
 from focuscrawl.blocks.model import Page
 from focuscrawl.blocks.partition import partition
-from focuscrawl.cluster.state import publish_topic, read_topic, worker_id
+from focuscrawl.cluster.state import frontier_counts, publish_topic, read_topic, worker_id
 from focuscrawl.credentials import RedisAuthError, redact_text
+from focuscrawl.frontier.connection import connect, redis_cluster
 from focuscrawl.frontier.factory import redis_url
 from focuscrawl.frontier.policy import Judgement
 from focuscrawl.frontier.trust import BadEntry, check_url
@@ -93,7 +94,7 @@ class TopicalRedisSpider(TopicalSpider):
             "spider": self.name
         }
         self._url = url
-        self._client = redis.Redis.from_url(url)
+        self._client = connect(url, redis_cluster(s))  # a RedisCluster on a cluster
         if self.local_topic is not None:
             try:
                 published = publish_topic(self._client, self.prefix, self.local_topic)
@@ -264,8 +265,7 @@ class TopicalRedisSpider(TopicalSpider):
         import redis
 
         try:
-            queued = int(self._client.get(f"{self.prefix}:n") or 0)
-            in_flight = int(self._client.zcard(f"{self.prefix}:lease"))
+            queued, in_flight = frontier_counts(self._client, self.prefix)  # over its shards
         except redis.RedisError as exc:  # Redis down: stay up, the crawl resumes with it
             logger.error(
                 "Redis unreachable while idle (%s); waiting for it",

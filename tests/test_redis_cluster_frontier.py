@@ -1,0 +1,180 @@
+"""The frontier sharded over a real 3-master Redis Cluster: the frontier contract, and what
+sharding adds (slots, spread, best-first across shards, leases, failover)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from focuscrawl.frontier.base import PushResult
+from focuscrawl.frontier.redis_shards import ShardedRedisFrontier, shard_of, shard_tags
+from tests.frontier_contract import FrontierContract, drain, push
+
+PREFIX = "fctest:topical"
+
+
+def make(url: str, **kw) -> ShardedRedisFrontier:  # type: ignore[no-untyped-def]
+    f = ShardedRedisFrontier(url, PREFIX, **kw)
+    f.open()
+    return f
+
+
+class TestClusterFrontier(FrontierContract):
+    @pytest.fixture
+    def frontier(self, redis_cluster_url: str, cluster_client) -> Iterator[ShardedRedisFrontier]:  # type: ignore[no-untyped-def]
+        f = make(redis_cluster_url, shards=12)
+        yield f
+        f.close()
+
+
+def test_shard_tags_spread_evenly_over_the_slots() -> None:
+    from redis.crc import key_slot
+
+    for n in (1, 3, 48, 200):
+        tags = shard_tags(n)
+        assert len(set(tags)) == n
+        # the k-th tag's slot is in the k-th of n equal slot ranges
+        assert [key_slot(t.encode()) * n // 16384 for t in tags] == list(range(n))
+    assert shard_tags(48) == shard_tags(48)  # the same in every worker
+    assert shard_of("www.example.org", 48) == shard_of("www.example.org", 48)
+
+
+def test_keys_spread_over_every_master_each_script_on_one_slot(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+) -> None:
+    from redis.cluster import RedisCluster
+    from redis.crc import key_slot
+
+    f = make(redis_cluster_url, shards=12)
+    assert len(f.shards) == 12
+    for i in range(600):
+        push(f, f"http://h{i % 150}.test/p{i}", (i * 7919 % 1000) / 1000)
+    assert len(f) == 600
+    popped = drain(f)
+    assert len(popped) == 600 and len(set(popped)) == 600
+    # best-first with one worker: exactly the score order (scores distinct per URL here, ties
+    # only between URLs of equal score)
+    scores = {f"http://h{i % 150}.test/p{i}": (i * 7919 % 1000) / 1000 for i in range(600)}
+    assert [scores[u] for u in popped] == sorted(scores.values(), reverse=True)
+    masters = cluster_client.get_primaries()
+    per_master = [cluster_client.get_redis_connection(m).dbsize() for m in masters]
+    assert len(per_master) == 3 and all(n > 0 for n in per_master)
+    for key in cluster_client.scan_iter(match=f"{PREFIX}:*", target_nodes=RedisCluster.PRIMARIES):
+        name = key.decode()
+        if name != f"{PREFIX}:cluster":  # the layout record
+            tag = name[name.index("{") + 1 : name.index("}")]
+            assert key_slot(key) == key_slot(tag.encode())
+    f.close()
+
+
+def test_two_workers_lose_nothing_and_never_share_an_entry(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+) -> None:
+    a = make(redis_cluster_url, shards=12)
+    b = make(redis_cluster_url, shards=12)  # opened before a pushes: learns by refresh/probe
+    urls = [f"http://h{i % 40}.test/p{i}" for i in range(400)]
+    for i, url in enumerate(urls):
+        push(a, url, (i * 37 % 400) / 400)
+    got: list[str] = []
+    for _ in range(200):
+        for worker in (b, a):
+            entry = worker.pop()
+            if entry is not None:
+                got.append(entry.url)
+                worker.ack(entry.fingerprint)
+    assert sorted(got) == sorted(urls)
+    assert len(a) == 0 and len(b) == 0 and a.in_flight() == 0
+    a.close()
+    b.close()
+
+
+def expire_all(client) -> None:  # type: ignore[no-untyped-def]
+    from redis.cluster import RedisCluster
+
+    for key in client.scan_iter(match=f"{PREFIX}:*:lease", target_nodes=RedisCluster.PRIMARIES):
+        for member in client.zrange(key, 0, -1):
+            client.zadd(key, {member: 0})
+
+
+def test_lease_expired_twice_is_quarantined_and_counted(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+) -> None:
+    from focuscrawl.cluster.state import read_status
+
+    worker = make(redis_cluster_url, shards=6, quarantine_after=2)
+    push(worker, "http://a.test/poison", 0.9)
+    push(worker, "http://b.test/ok", 0.5)
+    first = worker.pop()
+    assert first is not None and first.url == "http://a.test/poison"
+    expire_all(cluster_client)  # the worker died
+    other = make(redis_cluster_url, shards=6, quarantine_after=2)
+    assert other.requeue_expired(force=True) == 1 and other.redelivered == 1
+    again = other.pop()
+    assert again is not None and again.url == "http://a.test/poison" and again.attempts == 1
+    expire_all(cluster_client)  # that one died too
+    third = make(redis_cluster_url, shards=6, quarantine_after=2)
+    assert third.requeue_expired(force=True) == 0
+    assert [(r.url, r.attempts) for r in third.quarantined] == [("http://a.test/poison", 2)]
+    assert push(third, "http://a.test/poison", 0.99) is PushResult.SEEN
+    ok = third.pop()
+    assert ok is not None and ok.url == "http://b.test/ok"
+    third.ack(ok.fingerprint)
+    assert third.pop() is None and len(third) == 0 and third.in_flight() == 0
+    status = read_status(cluster_client, PREFIX)
+    assert (status.queued, status.in_flight, status.redelivered) == (0, 0, 1)
+    third.close()
+
+
+def test_status_command_reads_the_cluster(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+    capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    from focuscrawl.cli import main
+
+    f = make(redis_cluster_url, shards=6)
+    for i in range(30):
+        push(f, f"http://h{i % 7}.test/{i}", i / 30)
+    entry = f.pop()
+    assert entry is not None
+    assert main(["status", "--redis-url", redis_cluster_url, "--prefix", PREFIX]) == 0
+    out = capsys.readouterr().out
+    assert "queued 29" in out and "in flight 1" in out
+    f.close()
+
+
+def test_host_slots_are_shared_on_the_cluster_in_the_hosts_shard(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+) -> None:
+    from redis.crc import key_slot
+
+    from focuscrawl.cluster.politeness import HostGate
+
+    gates = [
+        HostGate(redis_cluster_url, PREFIX, cluster=True, shards=12, concurrency=2, **kw)
+        for kw in ({}, {"defer_release": True})
+    ]
+    for gate in gates:
+        gate.open()
+    a, b = gates
+    assert a.acquire("h.test", "a1") == 0.0 and b.acquire("h.test", "b1") == 0.0
+    assert a.busy("h.test") and b.busy("h.test") and a.in_use("h.test") == 2
+    assert b.acquire("h.test", "b2") > 0  # the host's two slots are taken, cluster-wide
+    b.release("h.test", "b1")
+    b.release("h.test", "b2")
+    assert not b.busy("h.test")  # the deferred releases went with that call
+    assert a.in_use("h.test") == 1 and not a.busy("other.test")
+    # the host's slots live in its frontier shard's slot
+    frontier = make(redis_cluster_url, shards=12)
+    k = shard_of("h.test", 12)
+    assert key_slot(a._slots("h.test").encode()) == key_slot(
+        f"{frontier.shards[k].prefix}:n".encode()
+    )
+    frontier.close()
+    for gate in gates:
+        gate.close()
