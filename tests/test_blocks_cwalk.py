@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.blocks import Page, css, segment
+from focuscrawl.blocks import Page, css, kind, rules, segment, survey
 from focuscrawl.blocks import evaluate as ev
 
 partition_module = importlib.import_module(
@@ -40,10 +40,11 @@ def _dump(page: Page) -> Any:
     def link(x: Any) -> tuple[Any, ...]:
         return tuple(getattr(x, name) for name in x.__slots__)
 
-    blocks = [(b.id, b.kind, b.text, b.weight, b.tag, [link(x) for x in b.links])
+    blocks = [(b.id, b.kind, b.text, b.weight, b.tag, b.noise_cue, [link(x) for x in b.links])
               for b in page.blocks]  # fmt: skip
     return (page.title, page.base_url, page.error, page.headings, blocks,
-            [link(x) for x in page.links])  # fmt: skip
+            [link(x) for x in page.links], page.kind, page.kind_confidence,
+            page.labels)  # fmt: skip
 
 
 def _clear_caches() -> None:
@@ -59,8 +60,8 @@ def _both(html: str | bytes, url: str, **kw: Any) -> tuple[Any, Any]:
     _clear_caches()  # the class/id and sheet caches are shared: the Python run fills its own
     with pytest.MonkeyPatch.context() as m:
         m.setattr(partition_module, "walk", segment.walk_python)
-        m.setattr(partition_module, "prelude", partition_module.prelude_python)
-        m.setattr(partition_module, "names_in_use", partition_module.names_in_use_python)
+        m.setattr(partition_module, "survey", survey.survey_python)
+        m.setattr(kind, "_word_mask_impl", [kind.word_mask_python])
         m.setattr(partition_module, "_compiled_assemble", None)
         m.setattr(css, "_cue_starts_impl", css.cue_starts_python)
         slow = _dump(partition_module.partition(html, url, **kw))
@@ -180,16 +181,47 @@ def test_class_words_match_the_regex(value: str) -> None:
 
 @needs_compiled
 @pytest.mark.parametrize("html", CASES[:6] + CASES[8:9] + CASES[14:15], ids=range(8))
-def test_prelude_and_names_are_the_python_ones(html: str | bytes) -> None:
-    from focuscrawl.blocks._cwalk import names_in_use, prelude
+def test_survey_is_the_python_one(html: str | bytes) -> None:
+    from focuscrawl.blocks._cwalk import survey as compiled_survey
 
     page = "<html><head><title> T  x </title><base href=' /b/ '><style>p{}</style></head>"
-    for text in (html, page + str(html)):
+    kinds = (
+        "<meta property='og:type' content=' Product '><meta name='og:type' content='x'>"
+        '<script type=\'Application/LD+JSON\'>{"@type": "Product"}</script><script>1</script>'
+        "<div itemtype='https://schema.org/Offer  x/Y' class='a price-tag'><pre>c</pre></div>"
+        "<article><time>t</time><h2><a href='/1'>one</a></h2><a href='/2'><h3>two</h3></a>"
+        "<h4>no <b><a href='/3'>deeper</a></b></h4><form class='pricey'></form></article>"
+    )
+    for text in (html, page + str(html), page + kinds + str(html)):
         root = partition_module.parse_html(text if isinstance(text, str) else text.decode())
         if root is None:
             continue
-        assert prelude(root) == partition_module.prelude_python(root)
-        assert names_in_use(root) == partition_module.names_in_use_python(root)
+        assert compiled_survey(root) == survey.survey_python(root)
+    root = partition_module.parse_html(page + kinds)
+    assert root is not None
+    signals = compiled_survey(root).signals
+    assert (signals.pre, signals.article, signals.time, signals.form) == (1, 1, 1, 1)
+    assert (signals.linked_headings, signals.prices) == (2, 2)
+    assert signals.og_types == (" Product ", "x")
+    assert signals.itemtypes == ("https://schema.org/Offer  x/Y",)
+    assert signals.json_ld == ('{"@type": "Product"}',)
+
+
+_KIND_WORD_TEXT = st.lists(
+    st.sampled_from([*"-_ acdeioprstuvwxz", "é", "\u212a", "\U0001f600"])
+    | st.sampled_from([w for w, _, _ in rules.NAME_KIND_EVIDENCE]),
+    max_size=40,
+).map("".join)
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(_KIND_WORD_TEXT)
+def test_kind_word_mask_is_the_python_one(text: str) -> None:
+    from focuscrawl.blocks._cwalk import kind_word_mask
+
+    assert kind_word_mask(text) == kind.word_mask_python(text)
+    assert kind_word_mask("x-product-price-y") == kind.word_mask_python("x-product-price-y") != 0
 
 
 def test_case_folding_facts_the_cue_scan_relies_on() -> None:

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.blocks import Page, css, markup, partition, rules, segment
+from focuscrawl.blocks import Page, css, kind, markup, partition, rules, segment, survey
 from focuscrawl.blocks.sheet import Braces, strip_at_rules, strip_comments
 from focuscrawl.evaluation import hostile_pages as hp
 
@@ -146,8 +146,8 @@ SMALL: dict[str, Callable[[], str]] = {
 
 def _dump(page: Page) -> Any:
     links = [tuple(getattr(x, n) for n in x.__slots__) for x in page.links]
-    blocks = [(b.id, b.kind, b.text, b.weight, b.tag) for b in page.blocks]
-    return page.title, page.error, page.cuts, blocks, links
+    blocks = [(b.id, b.kind, b.text, b.weight, b.tag, b.noise_cue) for b in page.blocks]
+    return page.title, page.error, page.cuts, blocks, links, page.labels, page.kind
 
 
 @pytest.mark.skipif(segment.compiled_walk is None, reason="compiled walk not built")
@@ -158,8 +158,8 @@ def test_compiled_and_python_agree(name: str, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(rules, "MAX_ELEMENTS", budgets["max_elements"])
     fast = _dump(partition(html, URL, max_links=budgets["max_links"]))
     monkeypatch.setattr(partition_module, "walk", segment.walk_python)
-    monkeypatch.setattr(partition_module, "prelude", partition_module.prelude_python)
-    monkeypatch.setattr(partition_module, "names_in_use", partition_module.names_in_use_python)
+    monkeypatch.setattr(partition_module, "survey", survey.survey_python)
+    monkeypatch.setattr(kind, "_word_mask_impl", [kind.word_mask_python])
     monkeypatch.setattr(partition_module, "_compiled_assemble", None)
     monkeypatch.setattr(css, "_cue_starts_impl", css.cue_starts_python)
     monkeypatch.setattr(markup, "_impl", markup.markup_cuts_python)

@@ -61,6 +61,51 @@ def test_product_keeps_description_and_specs() -> None:
     assert "280 g" in page.main_text
 
 
+def test_a_repeated_copy_is_read_once() -> None:
+    # A shop page's desktop and mobile copies of the same feature text: read once.
+    head = '<meta property="og:type" content="product">'
+    feature = "<div class='feature-card'><h2>Soft wool</h2><p>Fibres that breathe.</p></div>"
+    body = (
+        f"<div class='product-description'><h1>Wool runner</h1><p>{PROSE}</p></div>"
+        f"<div class='desktop'>{feature}</div><div class='mobile'>{feature}</div>"
+    )
+    page = partition(_page(body, head), "https://shop.example/products/wool-runner")
+    assert page.kind == "product"
+    assert page.main_text.count("Fibres that breathe.") == 1
+    assert page.text.count("Fibres that breathe.") == 2  # the copy is kept, as noise
+
+
+def test_hidden_tabs_are_read_when_they_hold_the_content() -> None:
+    # A product page whose description and specs sit in tabs a script opens (hidden by CSS),
+    # beside a hidden hover menu: the tabs are read, the menu is not.
+    head = (
+        '<meta property="og:type" content="product">'
+        "<style>.tab-panel{display:none} .mega-menu{display:none}</style>"
+    )
+    menu = "".join(f"<a href='/c/{i}'>Category {i}</a> " for i in range(30))
+    body = (
+        f"<div class='mega-menu'>{menu}</div>"
+        "<div class='product-info'><h1>Trail shoe</h1><p>Light and quick.</p></div>"
+        f"<div class='tab-panel'><p>{PROSE}</p><p>{PROSE.upper()}</p></div>"
+        "<div class='tab-panel'><table><tr><td>Weight</td><td>280 g</td></tr></table></div>"
+    )
+    page = partition(_page(body, head), "https://shop.example/products/trail-shoe")
+    assert page.kind == "product"
+    assert "arctic terns" in page.main_text
+    assert "280 g" in page.main_text
+    assert "Category 7" not in page.main_text
+
+
+def test_hidden_text_stays_out_when_the_page_shows_more() -> None:
+    head = '<meta property="og:type" content="product"><style>.tab-panel{display:none}</style>'
+    body = (
+        f"<div class='product-description'><h1>Trail shoe</h1><p>{PROSE}</p><p>{PROSE}</p></div>"
+        "<div class='tab-panel'><p>Shipping takes three days.</p></div>"
+    )
+    page = partition(_page(body, head), "https://shop.example/products/trail-shoe")
+    assert "Shipping" not in page.main_text
+
+
 def test_listing_items_links_are_content() -> None:
     items = "".join(
         f"<li class='search-result'><a href='/item/{i}'>Result title number {i}</a>"

@@ -33,12 +33,13 @@ import re
 
 from focuscrawl.blocks import rules
 from focuscrawl.blocks import segment as _py
+from focuscrawl.blocks import survey as _survey
 
 cetree.import_lxml__etree()
 
 # What the Python side expects of this module (partition.py / segment.py / css.py check it):
 # a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
-ABI = 2
+ABI = 3
 
 cdef enum:
     F_SKIP = 1
@@ -47,6 +48,7 @@ cdef enum:
     F_NOISE = 8
     F_COUNTED = 16
     F_LINK = 32
+    F_LABEL = 64
 
 
 cdef dict _TAG_FLAGS = {}
@@ -69,6 +71,8 @@ cdef int _tag_flags(str tag):
         flags |= F_COUNTED
     if tag == "a" or tag == "area" or tag == "frame":
         flags |= F_LINK
+    if tag in rules.LABEL_TAGS:
+        flags |= F_LABEL
     if len(_TAG_FLAGS) < 10_000 and len(tag) <= 64:  # (libxml2 allows names of 50,000 chars)
         _TAG_FLAGS[tag] = flags
     return flags
@@ -142,6 +146,63 @@ cdef int _word_flags(str lowered):
         else:
             i += 1
     return flags
+
+
+# The page kind's class/id words (rules.NAME_KIND_EVIDENCE) as a second trie: every
+# occurrence, overlapping ones too (kind.word_mask_python's ``word in text`` for each word).
+cdef int* _KNEXT = NULL
+cdef uint64_t* _KEND = NULL
+cdef tuple _KIND_WORDS = tuple(w for w, _, _ in rules.NAME_KIND_EVIDENCE)
+
+
+cdef int _build_kind_trie() except -1:
+    global _KNEXT, _KEND
+    cdef int nodes = 1 + sum(len(w) for w in _KIND_WORDS)
+    cdef int n = 1, node, ch, i
+    if len(_KIND_WORDS) > 64:
+        raise ValueError("more than 64 kind words: the mask is 64 bits")
+    _KNEXT = <int*>calloc(nodes * 128, sizeof(int))
+    _KEND = <uint64_t*>calloc(nodes, sizeof(uint64_t))
+    if _KNEXT is NULL or _KEND is NULL:
+        raise MemoryError()
+    for i, word in enumerate(_KIND_WORDS):
+        if not word or not word.isascii():
+            raise ValueError(f"kind word {word!r} is empty or not ASCII")
+        node = 0
+        for c in word:
+            ch = ord(c)
+            if _KNEXT[node * 128 + ch] == 0:
+                _KNEXT[node * 128 + ch] = n
+                n += 1
+            node = _KNEXT[node * 128 + ch]
+        _KEND[node] |= (<uint64_t>1) << i
+    return 0
+
+
+_build_kind_trie()
+
+
+def kind_word_mask(str text):
+    """Bit i set when ``rules.NAME_KIND_EVIDENCE[i]``'s word occurs in ``text``."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text), i, j
+    cdef unsigned int ch
+    cdef int node
+    cdef uint64_t mask = 0
+    for i in range(n):
+        node = 0
+        j = i
+        while j < n:
+            ch = <unsigned int>PyUnicode_READ(kind, data, j)
+            if ch >= 128:
+                break
+            node = _KNEXT[node * 128 + <int>ch]
+            if node == 0:
+                break
+            mask |= _KEND[node]
+            j += 1
+    return mask
 
 
 cdef tuple _feature_info(str value):
@@ -299,7 +360,7 @@ cdef inline xmlNode* _next_element(xmlNode* c) noexcept nogil:
 
 
 cdef class _Walker:
-    cdef list frames, segments, links, words, fstack, lstack
+    cdef list frames, segments, links, words, fstack, lstack, buttons
     cdef cetree._Document doc
     cdef dict spans
     cdef Segment seg
@@ -319,6 +380,7 @@ cdef class _Walker:
         self.words = []
         self.fstack = []
         self.lstack = []
+        self.buttons = []
         self.spans = {}
         self.seg = None
         self.glue = False
@@ -577,6 +639,31 @@ cdef class _Walker:
 _INLINE_HIDDEN = _py.inline_hidden
 _INLINE_SIDEBAR = _py.inline_sidebar
 cdef double _SIDEBAR_STYLE_WEIGHT = rules.SIDEBAR_STYLE_WEIGHT
+cdef Py_ssize_t _MAX_LABELS = rules.MAX_LABELS
+cdef Py_ssize_t _MAX_CUE_CLIMB = rules.MAX_CUE_CLIMB
+cdef object _NOISE_SECTION_TAGS = rules.NOISE_SECTION_TAGS
+
+
+cdef str _noise_cue(str kind, Frame frame):
+    """``cues.noise_cue`` over the compiled frames."""
+    cdef Frame f
+    cdef Py_ssize_t i
+    if kind != "noise":
+        return ""
+    if frame.noise:
+        f = frame
+        for i in range(_MAX_CUE_CLIMB):
+            if f is None:
+                break
+            if f.tag in _NOISE_SECTION_TAGS:
+                return f.tag
+            f = f.parent
+        return "section"
+    if frame.unlikely or frame.weight < 0:
+        return "name"
+    if frame.hidden:
+        return "hidden"
+    return ""
 
 
 cdef Frame _new_frame(str tag, Py_ssize_t pre, Frame parent, double weight):
@@ -646,6 +733,8 @@ def walk(root, css, Py_ssize_t levels, Py_ssize_t max_links=rules.MAX_LINKS_PER_
                 if nxt is not NULL:
                     c = nxt
                     continue
+            elif (flags & F_LABEL) and w.fstack and len(w.buttons) < _MAX_LABELS:
+                w.buttons.append((cetree.elementFactory(doc, c), w.fstack[-1]))
         else:
             w.push_start(len(w.words), 0)
         # no children to visit: end events up to the next sibling
@@ -666,7 +755,7 @@ cdef object _finish(_Walker w, dict cuts):
         w.pending = None
     if w.unrecorded:
         cuts["links"] = w.unrecorded
-    return _py.Walk(w.frames, w.segments, w.links, w.words, [], cuts)
+    return _py.Walk(w.frames, w.segments, w.links, w.words, [], cuts, w.buttons)
 
 
 cdef str _join(list words, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=0, Py_ssize_t d=0):
@@ -748,6 +837,7 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         block.weight = weight
         block.tag = seg.frame.tag
         block.links = []
+        block.noise_cue = _noise_cue(kind, seg.frame)
         seg.block = len(blocks)
         blocks.append(block)
         if text and not seg.frame.hidden and seg.frame.tag in heading_tags:
@@ -797,27 +887,114 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
     return cut
 
 
-def names_in_use(root):
-    """``partition.names_in_use_python`` compiled: (class names, ids) of the elements."""
+cdef inline bint _is_heading(const char* name) noexcept nogil:
+    # h2, h3 or h4 (the linked headings of survey.KindSignals)
+    return name[0] == 104 and 50 <= name[1] <= 52 and name[2] == 0
+
+
+cdef bint _has_child(xmlNode* c, bint heading) noexcept nogil:
+    """An element child named h2-h4 (``heading``) or ``a``, as XPath's ``h2[a]`` / ``a[h2]``."""
+    cdef xmlNode* k = c.children
+    while k is not NULL:
+        if k.type == tree.XML_ELEMENT_NODE and k.ns is NULL:
+            if heading:
+                if _is_heading(<const char*>k.name):
+                    return True
+            elif strcmp(<const char*>k.name, "a") == 0:
+                return True
+        k = k.next
+    return False
+
+
+def survey(root):
+    """``survey.survey_python`` compiled: one pass over the elements under ``root`` for the
+    title, ``<base href>``, style sheets, class names and ids, and the page kind's signals."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* top = el._c_node
     cdef xmlNode* c = top
     cdef xmlNode* nxt
     cdef xmlAttr* attr
-    cdef list values = []
+    cdef object title = None, base = None
+    cdef bint have_title = False, have_base = False, script, meta
+    cdef list sheets = [], json_ld = [], og_types = [], itemtypes = []
+    cdef set values = set()  # distinct class attribute values: most elements share a few
     cdef set ids = set()
     cdef const char* name
+    cdef const char* aname
+    cdef str text, value
+    cdef object kind_type, prop, meta_name, content
+    cdef Py_ssize_t n_pre = 0, n_article = 0, n_time = 0, n_form = 0, linked = 0, prices = 0
+    cdef Py_ssize_t max_itemtypes = _survey.MAX_ITEMTYPES
     while c is not NULL:
         if c.type == tree.XML_ELEMENT_NODE:
+            script = meta = False
+            if c.ns is NULL:
+                name = <const char*>c.name
+                if name[0] == 97 and name[1] == 0:  # a
+                    if _has_child(c, True):
+                        linked += 1
+                elif _is_heading(name):
+                    if _has_child(c, False):
+                        linked += 1
+                elif strcmp(name, "style") == 0:
+                    text = cetree.textOf(c)
+                    if text:
+                        sheets.append(text)
+                elif strcmp(name, "script") == 0:
+                    script = True
+                elif strcmp(name, "meta") == 0:
+                    meta = True
+                elif strcmp(name, "pre") == 0:
+                    n_pre += 1
+                elif strcmp(name, "article") == 0:
+                    n_article += 1
+                elif strcmp(name, "time") == 0:
+                    n_time += 1
+                elif strcmp(name, "form") == 0:
+                    n_form += 1
+                elif not have_title and c is not top and strcmp(name, "title") == 0:
+                    have_title = True
+                    title = cetree.textOf(c)
+                    if title is None:
+                        title = ""
+                elif not have_base and c is not top and strcmp(name, "base") == 0:
+                    attr = c.properties
+                    while attr is not NULL:
+                        if attr.ns is NULL and strcmp(<const char*>attr.name, "href") == 0:
+                            have_base = True
+                            base = _attr_value(c, attr)
+                            break
+                        attr = attr.next
+            kind_type = prop = meta_name = content = None
             attr = c.properties
             while attr is not NULL:
                 if attr.ns is NULL:
-                    name = <const char*>attr.name
-                    if strcmp(name, "class") == 0:
-                        values.append(_attr_value(c, attr))
-                    elif strcmp(name, "id") == 0:
+                    aname = <const char*>attr.name
+                    if strcmp(aname, "class") == 0:
+                        value = _attr_value(c, attr)
+                        values.add(value)
+                        if "price" in value:
+                            prices += 1
+                    elif strcmp(aname, "id") == 0:
                         ids.add(_attr_value(c, attr))
+                    elif strcmp(aname, "itemtype") == 0:
+                        if len(itemtypes) < max_itemtypes:
+                            itemtypes.append(_attr_value(c, attr))
+                    elif script and strcmp(aname, "type") == 0:
+                        kind_type = _attr_value(c, attr)
+                    elif meta and strcmp(aname, "property") == 0:
+                        prop = _attr_value(c, attr)
+                    elif meta and strcmp(aname, "name") == 0:
+                        meta_name = _attr_value(c, attr)
+                    elif meta and strcmp(aname, "content") == 0:
+                        content = _attr_value(c, attr)
                 attr = attr.next
+            if script and kind_type is not None and kind_type.lower() == "application/ld+json":
+                text = cetree.textOf(c)
+                if text:
+                    json_ld.append(text)
+            elif meta and (prop or meta_name or "").lower() == "og:type":
+                og_types.append(content or "")
             nxt = c.children
             if nxt is not NULL:
                 c = nxt
@@ -828,54 +1005,9 @@ def names_in_use(root):
         if c is top:
             break
         c = c.next
-    return set(" ".join(values).split()), ids
-
-
-def prelude(root):
-    """What ``partition._fill`` reads before the walk, in one pass: the text of the first
-    ``title`` under ``root`` (``root.findtext(".//title")``), the ``href`` of the first ``base``
-    that has one (None when none does) and the texts of the ``style`` elements."""
-    cdef cetree._Element el = <cetree._Element?>root
-    cdef xmlNode* top = el._c_node
-    cdef xmlNode* c = top
-    cdef xmlNode* nxt
-    cdef xmlAttr* attr
-    cdef object title = None, base = None
-    cdef bint have_title = False, have_base = False
-    cdef list sheets = []
-    cdef const char* name
-    cdef str text
-    while c is not NULL:
-        if c.type == tree.XML_ELEMENT_NODE and c.ns is NULL:
-            name = <const char*>c.name
-            if strcmp(name, "style") == 0:
-                text = cetree.textOf(c)
-                if text:
-                    sheets.append(text)
-            elif not have_title and c is not top and strcmp(name, "title") == 0:
-                have_title = True
-                title = cetree.textOf(c)
-                if title is None:
-                    title = ""
-            elif not have_base and c is not top and strcmp(name, "base") == 0:
-                attr = c.properties
-                while attr is not NULL:
-                    if attr.ns is NULL and strcmp(<const char*>attr.name, "href") == 0:
-                        have_base = True
-                        base = _attr_value(c, attr)
-                        break
-                    attr = attr.next
-        if c.type == tree.XML_ELEMENT_NODE:
-            nxt = c.children
-            if nxt is not NULL:
-                c = nxt
-                continue
-        while c is not top and c.next is NULL:
-            c = c.parent
-        if c is top:
-            break
-        c = c.next
-    return title, base, sheets
+    signals = _survey.KindSignals(n_pre, n_article, n_time, n_form, linked, prices,
+                                  tuple(json_ld), tuple(og_types), tuple(itemtypes))
+    return _survey.Survey(title, base, sheets, set(" ".join(values).split()), ids, signals)
 
 
 cdef inline unsigned int _fold(unsigned int c, bint fold) noexcept nogil:

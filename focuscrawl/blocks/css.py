@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from focuscrawl.blocks import rules
+from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.sheet import (
     ONE_PASS_NAMES,
     Braces,
@@ -222,14 +223,9 @@ def cue_starts_python(text: str) -> list[int]:
 
 def _load_cue_starts() -> Callable[..., list[int]]:
     global _cue_starts_impl
-    if _cue_starts_impl is None:  # imported on first use: _cwalk imports this module's users
-        from focuscrawl.blocks.segment import compiled_walk
-
-        if compiled_walk is not None:  # the compiled module loaded and is current
-            from focuscrawl.blocks._cwalk import cue_starts
-        else:
-            cue_starts = cue_starts_python
-        _cue_starts_impl = cue_starts
+    if _cue_starts_impl is None:  # looked up on first use: _cwalk imports this module's users
+        compiled = cwalk()
+        _cue_starts_impl = compiled.cue_starts if compiled is not None else cue_starts_python
     return _cue_starts_impl
 
 

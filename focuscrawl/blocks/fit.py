@@ -1,12 +1,14 @@
 """Main content that fits the page's kind, with fallbacks so a page showing text never comes
 out empty: the kind's rules → all visible text minus what a cue marks as boilerplate → all
-visible text → the text a style sheet hides until a script runs.
+visible text → the text a style sheet hides until a script runs. A broad kind also reads its
+hidden blocks when they hold more words than its main text (tabs, accordions, "read more").
 
 The partition's classification (:mod:`classify`) picks one best container, as Readability does:
 right for an article, too narrow for a forum thread (every post), a product (description,
 specs), a listing (its items) or a docs page (every section). For those kinds, the blocks
 outside that container that no cue marks (no nav/aside/footer tag, no "unlikely" class or id,
-not hidden) join the main text; on listings and collections the link blocks of the items too.
+not hidden) join the main text, each text once (a repeated copy is left out); on listings and
+collections the link blocks of the items too.
 A pass over the blocks and their links: linear in the page.
 """
 
@@ -42,22 +44,29 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
         kind, broad = "article", False
     items = kind in rules.ITEM_LINK_KINDS
     if broad:
+        # A block that repeats a text already read (a layout's desktop and mobile copies, a
+        # carousel's cloned slides, a size table per colour) is read once.
+        seen = {b.text for b in page.blocks if b.kind == "text"}
         for block in page.blocks:
             if _uncued(block):
+                if block.text in seen:
+                    continue
+                seen.add(block.text)
                 _take(block, rules.WEIGHT_KIND_CONTENT)
             elif items and block.kind == "link":
                 _take(block, rules.WEIGHT_ITEM_LINKS)
-    if _words(page, ("text",)) >= rules.MIN_MAIN_WORDS:
+        _read_hidden(page, seen)
+    if _has_main_words(page):
         return "kind"
     for block in page.blocks:
         if _uncued(block) or block.kind == "link":
             _take(block, rules.WEIGHT_KIND_CONTENT)
-    if _words(page, ("text",)) >= rules.MIN_MAIN_WORDS:
+    if _has_main_words(page):
         return "uncued"
     for block in page.blocks:
         if block.text and block.weight > 0:  # hidden blocks weigh 0
             _take(block, rules.WEIGHT_NOISE)
-    if _words(page, ("text",)) >= rules.MIN_MAIN_WORDS:
+    if _has_main_words(page):
         return "visible"
     # Everything is hidden by the page's CSS: pages that show their body only once a script has
     # run (a style sheet hides it until then). Their text is what a reader would see.
@@ -76,5 +85,39 @@ def _prose_words(page: Page) -> int:
     return n
 
 
-def _words(page: Page, kinds: tuple[str, ...]) -> int:
-    return sum(len(b.text.split()) for b in page.blocks if b.kind in kinds and b.text)
+def _has_main_words(page: Page) -> bool:
+    """At least ``rules.MIN_MAIN_WORDS`` words in the text blocks (block texts are words joined
+    by single spaces)."""
+    n = 0
+    for b in page.blocks:
+        if b.kind == "text" and b.text:
+            n += b.text.count(" ") + 1
+            if n >= rules.MIN_MAIN_WORDS:
+                return True
+    return False
+
+
+def _read_hidden(page: Page, seen: set[str]) -> None:
+    """Read the hidden blocks too when they hold more words than the main text shows: the
+    content waits for a script (tabs, accordions, "read more", a wrapper revealed on load).
+    Link-led hidden blocks (menus that open on hover) stay out; each text is read once."""
+    shown = hidden = 0
+    for b in page.blocks:
+        if b.text:
+            if b.kind == "text":
+                shown += b.text.count(" ") + 1
+            elif b.noise_cue == "hidden":
+                hidden += b.text.count(" ") + 1
+    if hidden <= rules.HIDDEN_OVER_SHOWN * shown:
+        return
+    for block in page.blocks:
+        text = block.text
+        if block.noise_cue == "hidden" and text and text not in seen and not _link_led(block):
+            seen.add(text)
+            _take(block, rules.WEIGHT_KIND_CONTENT)
+
+
+def _link_led(block: Block) -> bool:
+    """At least half of the block's words are anchor text."""
+    anchor_words = sum(link.anchor.count(" ") + 1 for link in block.links if link.anchor)
+    return 2 * anchor_words >= block.text.count(" ") + 1

@@ -5,9 +5,9 @@ and id words, URL path words, counts of code blocks, posts and dates, the split 
 between long paragraphs and short items); the kind with the most evidence wins, with a
 confidence in [0, 1]. A page whose evidence is thin is ``"other"``, never forced into a kind.
 
-One pass over the tree's elements of a few tags (lxml's ``iter`` with a tag filter, in C), the
-class/id names the partition already collects, and the blocks: linear in the page, and the
-JSON-LD text read is capped.
+The structure is counted in the partition's one survey of the tree (:mod:`survey`, compiled
+in ``_cwalk.survey``); here only those counts, the class/id names, the URL and the blocks are
+read: linear in the page, and the JSON-LD text read is capped.
 """
 
 from __future__ import annotations
@@ -15,21 +15,35 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
-from itertools import islice
-
-from lxml import etree
+from collections.abc import Callable, Iterable
 
 from focuscrawl.blocks import rules
+from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.model import Page
+from focuscrawl.blocks.survey import KindSignals
 
 _TYPE_RE = re.compile(r'"@type"\s*:\s*(\[[^\]]{0,400}\]|"[^"]{0,80}")')
 _MAX_JSON_LD_CHARS = 200_000  # per page: types are near the top of real JSON-LD
-_COUNTED = ("pre", "article", "time", "form", "script", "meta")
-_ITEMTYPES = etree.XPath("//@itemtype")
-_MAX_ITEMTYPES = 50
-_LINKED_HEADINGS = etree.XPath("count(//h2[a] | //h3[a] | //h4[a] | //a[h2 or h3 or h4])")
-_PRICES = etree.XPath("count(//*[contains(@class, 'price')])")
+
+
+def word_mask_python(text: str) -> int:
+    """Bit i set when the word of ``rules.NAME_KIND_EVIDENCE[i]`` occurs in ``text``
+    (``_cwalk.kind_word_mask`` is the same, in one scan)."""
+    mask = 0
+    for i, (word, _, _) in enumerate(rules.NAME_KIND_EVIDENCE):
+        if word in text:
+            mask |= 1 << i
+    return mask
+
+
+_word_mask_impl: list[Callable[[str], int]] = []
+
+
+def _word_mask() -> Callable[[str], int]:
+    if not _word_mask_impl:  # looked up on first use (compiled.py)
+        compiled = cwalk()
+        _word_mask_impl.append(compiled.kind_word_mask if compiled else word_mask_python)
+    return _word_mask_impl[0]
 
 
 def _schema_types(texts: Iterable[str]) -> set[str]:
@@ -52,36 +66,25 @@ def _schema_types(texts: Iterable[str]) -> set[str]:
     return found
 
 
-def evidence(root: etree._Element, url: str, page: Page, names: Iterable[str]) -> dict[str, float]:
-    """Evidence per kind for the page ``root`` (partitioned as ``page``) served at ``url``;
-    ``names`` are the class names and ids of its elements."""
+def evidence(signals: KindSignals, url: str, page: Page, names: Iterable[str]) -> dict[str, float]:
+    """Evidence per kind for a page served at ``url`` with the structure ``signals``
+    (:mod:`survey`), partitioned as ``page``; ``names`` are the class names and ids in use."""
     score: dict[str, float] = defaultdict(float)
-    counts: dict[str, int] = defaultdict(int)
-    json_ld: list[str] = []
-    types: set[str] = set()
-    for el in root.iter(*_COUNTED):
-        tag = el.tag
-        counts[tag] += 1
-        if tag == "script":
-            if (el.get("type") or "").lower() == "application/ld+json" and el.text:
-                json_ld.append(el.text)
-        elif tag == "meta":
-            prop = (el.get("property") or el.get("name") or "").lower()
-            if prop == "og:type":
-                og = (el.get("content") or "").strip().lower()
-                if og in rules.OG_KIND_EVIDENCE:
-                    kind, weight = rules.OG_KIND_EVIDENCE[og]
-                    score[kind] += weight
-    types |= _schema_types(json_ld)
-    for itemtype in islice(_ITEMTYPES(root), _MAX_ITEMTYPES):  # type: ignore[arg-type]
-        types.update(t.rsplit("/", 1)[-1].lower() for t in str(itemtype).split()[:4])
+    for og in signals.og_types:
+        og = og.strip().lower()
+        if og in rules.OG_KIND_EVIDENCE:
+            kind, weight = rules.OG_KIND_EVIDENCE[og]
+            score[kind] += weight
+    types = _schema_types(signals.json_ld)
+    for itemtype in signals.itemtypes:
+        types.update(t.rsplit("/", 1)[-1].lower() for t in itemtype.split()[:4])
     for t in types:
         if t in rules.SCHEMA_KIND_EVIDENCE:
             kind, weight = rules.SCHEMA_KIND_EVIDENCE[t]
             score[kind] += weight
-    joined = " ".join(names).lower()
-    for word, kind, weight in rules.NAME_KIND_EVIDENCE:
-        if word in joined:
+    mask = _word_mask()(" ".join(names).lower())
+    for i, (_, kind, weight) in enumerate(rules.NAME_KIND_EVIDENCE):
+        if mask >> i & 1:
             score[kind] += weight
     path = url.split("://", 1)[-1]
     path = path[path.find("/") :] if "/" in path else "/"
@@ -89,18 +92,15 @@ def evidence(root: etree._Element, url: str, page: Page, names: Iterable[str]) -
     for word, kind, weight in rules.URL_KIND_EVIDENCE:
         if word in path:
             score[kind] += weight
-    for tag, (kind, per, most), past in (
-        ("pre", rules.CODE_BLOCK_EVIDENCE, 0),
-        ("article", rules.ARTICLE_ELEMENT_EVIDENCE, 1),
-        ("time", rules.TIME_ELEMENT_EVIDENCE, 2),
-        ("form", rules.FORM_BUTTON_EVIDENCE, 0),
-    ):
-        score[kind] += min(most, per * max(0, counts.get(tag, 0) - past))
     for n, (kind, per, most), past in (
-        (_LINKED_HEADINGS(root), rules.LINKED_HEADING_EVIDENCE, rules.LINKED_HEADINGS_FREE),
-        (_PRICES(root), rules.PRICE_ELEMENT_EVIDENCE, rules.PRICES_FREE),
+        (signals.pre, rules.CODE_BLOCK_EVIDENCE, 0),
+        (signals.article, rules.ARTICLE_ELEMENT_EVIDENCE, 1),
+        (signals.time, rules.TIME_ELEMENT_EVIDENCE, 2),
+        (signals.form, rules.FORM_BUTTON_EVIDENCE, 0),
+        (signals.linked_headings, rules.LINKED_HEADING_EVIDENCE, rules.LINKED_HEADINGS_FREE),
+        (signals.prices, rules.PRICE_ELEMENT_EVIDENCE, rules.PRICES_FREE),
     ):
-        score[kind] += min(most, per * max(0.0, float(n) - past))  # type: ignore[arg-type]
+        score[kind] += min(most, per * max(0, n - past))
     _text_shape(page, score)
     return dict(score)
 

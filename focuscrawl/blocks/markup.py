@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 
 from focuscrawl.blocks import rules
+from focuscrawl.blocks.compiled import cwalk
 
 _WS = "\t\n\f\r "
 # One attribute as the tokenizer reads it: a name (its first character may be "="), then maybe
@@ -156,13 +157,7 @@ _impl: Callable[[str, int, int], tuple[list[tuple[int, int]], int, int]] | None 
 
 def _markup_cuts() -> Callable[[str, int, int], tuple[list[tuple[int, int]], int, int]]:
     global _impl
-    if _impl is None:  # imported on first use, as css.py does: _cwalk imports segment.py
-        from focuscrawl.blocks.segment import compiled_walk
-
-        if compiled_walk is not None:
-            from focuscrawl.blocks._cwalk import markup_cuts
-
-            _impl = markup_cuts
-        else:
-            _impl = markup_cuts_python
+    if _impl is None:  # looked up on first use, as css.py does: _cwalk imports segment.py
+        compiled = cwalk()
+        _impl = compiled.markup_cuts if compiled is not None else markup_cuts_python
     return _impl

@@ -31,6 +31,13 @@ class Block:
     weight: float  # content-likeness in [0, 1]
     tag: str = ""
     links: list[Link] = field(default_factory=list)
+    # Which cue marks a noise block as boilerplate (blocks.cues.noise_cue), chrome cues first:
+    # the tag of its noise section ("nav", "aside", "header", "footer", "form", "menu",
+    # "dialog"; "section" when deeper than the climb), "name" (a class/id word: cookie, banner,
+    # promo, advert …), "hidden" (hidden, no chrome cue) or "" (not noise, or noise only for
+    # lying outside the main content). Kept when blocks.fit reads the block as text after all
+    # (a fallback, hidden tabs read as content).
+    noise_cue: str = ""
 
 
 @dataclass(slots=True)
@@ -49,6 +56,10 @@ class Page:
     # service, documentation or other (evidence too thin), with a confidence in [0, 1].
     kind: str = "other"
     kind_confidence: float = 0.0
+    # Short labels of the buttons that sit in content, not in chrome (blocks.cues): "Add to
+    # cart", "Pre-order", "Sold out". Not part of main_text / text (buttons are not page text);
+    # for change detection. In document order, at most rules.MAX_LABELS buttons read.
+    labels: list[str] = field(default_factory=list)
 
     @property
     def main_text(self) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import codecs
 import gc
 import logging
-from collections.abc import Callable
 from itertools import chain, islice
 from urllib.parse import urljoin
 
@@ -13,46 +12,29 @@ from lxml import etree
 
 from focuscrawl.blocks import rules
 from focuscrawl.blocks.classify import classify
+from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.css import StyleRules, parse_sheets
+from focuscrawl.blocks.cues import button_labels, noise_cue
 from focuscrawl.blocks.decode import decode_html_as, is_binary
 from focuscrawl.blocks.fit import fit_to_kind
 from focuscrawl.blocks.kind import evidence, page_kind
 from focuscrawl.blocks.markup import cap_markup
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.blocks.parse import parse, parse_html, parse_utf8
-from focuscrawl.blocks.segment import Segment, Walk, compiled_walk, walk
+from focuscrawl.blocks.segment import Segment, Walk, walk
+from focuscrawl.blocks.survey import Survey, survey_python
 
 __all__ = ["main_text", "parse_html", "parse_utf8", "partition"]
 
-_CLASS_VALUES = etree.XPath("//@class")
-_ID_VALUES = etree.XPath("//@id")
-
-
-def names_in_use_python(root: etree._Element) -> tuple[set[str], set[str]]:
-    """The class names and the ids of the elements under ``root``."""
-    classes = set(" ".join(_CLASS_VALUES(root)).split())  # type: ignore[arg-type]
-    return classes, {str(v) for v in _ID_VALUES(root)}  # type: ignore[union-attr]
-
-
-def prelude_python(root: etree._Element) -> tuple[str | None, str | None, list[str]]:
-    """The title text, the first ``<base href>`` (None without one) and the style sheets."""
-    base = root.find(".//base[@href]")
-    return (
-        root.findtext(".//title"),
-        None if base is None else base.get("href") or "",
-        [s.text for s in root.iter("style") if s.text],
-    )
-
-
-if compiled_walk is not None:  # the compiled module loaded and is current (segment.py)
-    from focuscrawl.blocks._cwalk import assemble as _compiled_assemble
-    from focuscrawl.blocks._cwalk import classify as _compiled_classify
-    from focuscrawl.blocks._cwalk import names_in_use, prelude
-    from focuscrawl.blocks._cwalk import release as _compiled_release
+_compiled = cwalk()
+if _compiled is not None:  # the compiled module loaded and is current (compiled.py)
+    _compiled_assemble = _compiled.assemble
+    _compiled_classify = _compiled.classify
+    _compiled_release = _compiled.release
+    survey = _compiled.survey
 else:
     _compiled_assemble = None
-    names_in_use = names_in_use_python
-    prelude = prelude_python
+    survey = survey_python
 
 logger = logging.getLogger(__name__)
 
@@ -160,19 +142,13 @@ def partition(
         page.error = "unparsable"
         return page
     parse_cuts = dict(page.cuts)
-    memo: list[tuple[set[str], set[str]]] = []
-
-    def names() -> tuple[set[str], set[str]]:  # computed once: the CSS and the kind read them
-        if not memo:
-            memo.append(names_in_use(root))
-        return memo[0]
-
-    _fill(page, root, url, context_levels, context_words, max_links, names)
+    found = survey(root)  # title, base, sheets, names, kind signals: one pass over the tree
+    _fill(page, root, url, context_levels, context_words, max_links, found)
     if _noscript_fallback(page, root):
         page = Page(url=url, base_url=url, cuts=parse_cuts)
-        _fill(page, root, url, context_levels, context_words, max_links, names)
-    classes, ids = names()
-    page.kind, page.kind_confidence = page_kind(evidence(root, url, page, chain(classes, ids)))
+        _fill(page, root, url, context_levels, context_words, max_links, found)
+    names = chain(found.classes, found.ids)
+    page.kind, page.kind_confidence = page_kind(evidence(found.signals, url, page, names))
     fit_to_kind(page, page.kind, page.kind_confidence)
     return page
 
@@ -180,8 +156,12 @@ def partition(
 def _noscript_fallback(page: Page, root: etree._Element) -> bool:
     """Unwrap ``<noscript>`` (read as a ``div``) when the rest of the page shows almost no text:
     pages rendered by JavaScript serve their content to crawlers there."""
-    if sum(len(b.text.split()) for b in page.blocks) >= rules.NOSCRIPT_FALLBACK_WORDS:
-        return False
+    words = 0
+    for b in page.blocks:
+        if b.text:  # its words joined by single spaces
+            words += b.text.count(" ") + 1
+            if words >= rules.NOSCRIPT_FALLBACK_WORDS:
+                return False
     found = False
     for el in root.iter("noscript"):
         if len(el):  # holds elements, not only a tracking pixel's text
@@ -197,9 +177,9 @@ def _fill(
     levels: int,
     window: int,
     max_links: int,
-    names: Callable[[], tuple[set[str], set[str]]],
+    found: Survey,
 ) -> None:
-    title, base, sheets = prelude(root)
+    title, base, sheets = found.title, found.base, found.sheets
     page.title = " ".join(title.split()) if title else ""
     if base is not None:
         try:
@@ -207,7 +187,7 @@ def _fill(
         except ValueError:
             page.base_url = url
     cuts = page.cuts
-    css = parse_sheets(sheets, names, cuts) if sheets else StyleRules()
+    css = parse_sheets(sheets, lambda: (found.classes, found.ids), cuts) if sheets else StyleRules()
     # The walk allocates thousands of small objects and frees them all below (their only cycles
     # are broken at the end): the cyclic collector has nothing to find in them, but each of the
     # collections their allocation would trigger traverses the whole young heap (≈ 8 % of the
@@ -234,6 +214,7 @@ def _fill(
             long_anchors = _assemble(page, w, kinds, resolve, window)
         if long_anchors:
             cuts["text"] = cuts.get("text", 0) + long_anchors
+        page.labels = button_labels(w.buttons) if w.buttons else []
         # Break the walk's only reference cycles (frame <-> children, segment <-> its links):
         # then reference counting frees the walk at once and the collector finds nothing to do.
         if compiled:
@@ -243,6 +224,7 @@ def _fill(
                 frame.children.clear()
             for seg in w.segments:
                 seg.links.clear()
+        w.buttons.clear()
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -262,6 +244,7 @@ def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, wind
             text=" ".join(words[seg.w0 : seg.w1]),
             weight=weight,
             tag=seg.frame.tag,
+            noise_cue=noise_cue(kind, seg.frame),
         )
         block_of[id(seg)] = block.id
         page.blocks.append(block)

@@ -467,6 +467,10 @@ ITEM_LINK_KINDS = frozenset({"listing", "collection"})
 # words in long paragraphs (LONG_PARAGRAPH_WORDS) is an article with a list of related links,
 # and is read as an article (readability-test-pages +0.011, wcxb-dev dev folds -0.001).
 LISTING_MAX_PROSE_WORDS = 150
+# A page of a broad kind whose hidden blocks hold more words than this times its main text
+# (tabs, accordions, "read more", a wrapper a script reveals) has its hidden blocks read too,
+# once each, except link-led ones (hover menus). Chosen on the dev folds (1 of 0.5 / 1 / 2).
+HIDDEN_OVER_SHOWN = 1.0
 WEIGHT_KIND_CONTENT = 0.5  # a block taken into the main text by its page's kind
 WEIGHT_ITEM_LINKS = 0.6  # a link block of a listing's items (as a link block in an article)
 # A page whose main text has fewer words than this, while the page shows text, falls back.
@@ -474,3 +478,17 @@ MIN_MAIN_WORDS = 1
 # <noscript> subtrees are read when the rest of the page shows fewer words than this
 # (pages that render with JavaScript and serve their content to crawlers in <noscript>).
 NOSCRIPT_FALLBACK_WORDS = 50
+# --- What change detection reads beside the main text (blocks.cues) ---------------------------
+# Labels of the content's own buttons ("Add to cart" -> "Sold out"): <button> subtrees are not
+# page text (SKIP_TAGS), so their labels are kept apart in Page.labels. A button counts when no
+# cue marks where it sits as chrome: not hidden, no "unlikely" class/id (cookie, banner, menu,
+# share …) on it or an ancestor, not inside one of these section tags (a <form> is not chrome:
+# the add-to-cart button sits in one).
+LABEL_TAGS = frozenset({"button"})
+CHROME_SECTION_TAGS = frozenset({"nav", "aside", "header", "footer", "menu", "dialog"})
+MAX_LABELS = 200  # buttons read per page, in document order
+MAX_LABEL_WORDS = 6  # a longer text is not a short label
+MAX_LABEL_TEXT_NODES = 20  # text nodes of a button read
+# Block.noise_cue: which cue marked a noise block ("hidden", the section tag, "name"); the
+# climb to the section tag stops after this many block frames ("section" then).
+MAX_CUE_CLIMB = 64

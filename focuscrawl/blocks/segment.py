@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from focuscrawl.blocks import rules
+from focuscrawl.blocks.compiled import CWALK_ABI, cwalk
 from focuscrawl.blocks.css import StyleRules, inline_hidden, inline_sidebar
 from focuscrawl.blocks.sheet import trie_pattern
 
@@ -91,6 +92,8 @@ class Walk:
     words: list[str] = field(default_factory=list)
     headings: list[str] = field(default_factory=list)
     cuts: dict[str, int] = field(default_factory=dict)  # budgets the walk hit (Page.cuts)
+    # <button>s met (their subtrees are skipped) with their enclosing frame (blocks.cues)
+    buttons: list[tuple[etree._Element, Frame]] = field(default_factory=list)
 
 
 def _word_flags() -> tuple[re.Pattern[str], dict[str, tuple[bool, bool, bool, bool]]]:
@@ -172,6 +175,7 @@ def walk_python(  # noqa: C901
     frames, segments, links, words = out.frames, out.segments, out.links, out.words
     block_tags, skip_tags, break_tags = rules.BLOCK_TAGS, rules.SKIP_TAGS, rules.BREAK_TAGS
     noise_tags, counted = rules.NOISE_SECTION_TAGS, rules.COUNTED_TAGS
+    label_tags, max_labels = rules.LABEL_TAGS, rules.MAX_LABELS
     use_css = bool(css)
     # Names any style rule mentions: an element naming none of them needs no ``css.cues`` call.
     css_tags = css.hidden_tags
@@ -237,6 +241,8 @@ def walk_python(  # noqa: C901
             starts.append(len(words))
             if tag.__class__ is not str or tag in skip_tags:
                 # a comment / processing instruction left in the tree, or script, style, …
+                if tag in label_tags and fstack and len(out.buttons) < max_labels:
+                    out.buttons.append((el, fstack[-1]))
                 walker.skip_subtree()
                 continue
             # One items() call instead of several get()s; no loop for attribute-less elements.
@@ -419,23 +425,8 @@ def _close_open(  # noqa: PLR0913
 
 # The same walk compiled (_cwalk.pyx, built by ``pip install -e .`` when a compiler is there);
 # without it, or with one built from an older _cwalk.pyx, the pure-Python walk (same output).
-CWALK_ABI = 2
-try:
-    from focuscrawl.blocks import _cwalk
-except ImportError:
-    _cwalk = None  # type: ignore[assignment]
-if _cwalk is not None and getattr(_cwalk, "ABI", None) == CWALK_ABI:
-    compiled_walk = _cwalk.walk
-else:
-    if _cwalk is not None:
-        import warnings
-
-        warnings.warn(
-            "focuscrawl.blocks._cwalk is out of date (pip install -e . rebuilds it): "
-            "using the pure-Python walk",
-            RuntimeWarning,
-            stacklevel=1,
-        )
-    compiled_walk = None
+CWALK_ABI = CWALK_ABI  # (compiled.CWALK_ABI; the name older callers import)
+_cwalk = cwalk()
+compiled_walk = _cwalk.walk if _cwalk is not None else None
 
 walk: Callable[[etree._Element, StyleRules, int], Walk] = compiled_walk or walk_python
