@@ -151,3 +151,46 @@ def test_fingerprints_round_trip_compactly() -> None:
     assert len(str(data)) < len(body) / 2
     with pytest.raises(ValueError):
         Fingerprints.from_dict({"d": "not base64 zlib"})
+
+
+def test_crawl_records_keep_the_content_not_the_document_index() -> None:
+    """The record a crawl stores has no document index (classify does not need it); the
+    evaluation's techniques ask for it with terms=True; an issue-6 record (terms, no content)
+    before a new one is reported significant once, never compared with nothing."""
+    body, changed = page(), page(article=ARTICLE + " New sentence here.")
+    record = fingerprint(partition(body, URL), body).to_dict()
+    assert {"c", "q"} <= set(record) and not {"d", "t", "h"} & set(record)
+    back = Fingerprints.from_dict(record)
+    noise = page(nonce="xyz", attrs=' class="v2"')
+    for other, status in ((noise, "insignificant"), (changed, "significant")):
+        new = Fingerprints.from_dict(fingerprint(partition(other, URL), other).to_dict())
+        assert classify(back, new).status == status
+    full = fingerprint(partition(body, URL), body, terms=True)
+    assert full.doc_index and full.simhash and {"c", "d", "t", "h"} <= set(full.to_dict())
+    issue6 = Fingerprints.from_dict(
+        fingerprint(partition(body, URL), body, content=False).to_dict()
+    )
+    new = Fingerprints.from_dict(fingerprint(partition(noise, URL), noise).to_dict())
+    assert classify(issue6, new).status == "significant"  # cannot tell: re-indexed once
+    assert classify(issue6, issue6).status == "unchanged"
+    changed_fp = fingerprint(partition(changed, URL), changed, terms=True)
+    assert TECHNIQUES["doc-index"](full, changed_fp, Thresholds()) is True
+
+
+def test_a_content_button_label_is_a_change_and_a_cookie_button_is_not() -> None:
+    """Issue 16: "Add to cart" -> "Sold out" on the product's own button is what a watcher of
+    the page wants to hear; the cookie banner's button text is chrome."""
+
+    def product(buy: str, cookie: str = "Accept all") -> str:
+        return page(stamp=f"<form><button>{buy}</button></form>").replace(
+            "<footer>", f'<div class="cookie-banner"><button>{cookie}</button></div><footer>'
+        )
+
+    change = compare(product("Add to cart"), product("Sold out"), URL)
+    assert change.status == "significant"
+    assert any("sold out" in a.lower() for a in change.added)
+    assert any("add to cart" in r.lower() for r in change.removed)
+    assert compare(product("Add to cart"), product("Add to cart", "Got it"), URL).status in (
+        "unchanged",
+        "insignificant",
+    )

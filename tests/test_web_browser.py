@@ -17,14 +17,10 @@ from PIL import Image
 
 from focuscrawl.index import PageIndex
 from focuscrawl.netguard import allow_private_args
+from tests.browser import chromium, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = os.environ.get("FOCUSCRAWL_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
 PAGES = 100
 
 
@@ -59,32 +55,15 @@ def crawl(tmp_path_factory: pytest.TempPathFactory, testweb_synthetic: Any) -> P
 
 @pytest.fixture(scope="module")
 def server(crawl: Path) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "focuscrawl.cli", "serve", "--port", "0",
-         "--index", str(crawl / "data" / "index.sqlite"), "--crawl-log", str(crawl / "log.jsonl")],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline()  # the ready line: the server is listening
-    try:
-        assert line, f"focuscrawl serve exited with {proc.wait()}"
-        yield json.loads(line)["url"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        proc.stdout.close()
+    index = crawl / "data" / "index.sqlite"
+    with serving("--index", str(index), "--crawl-log", str(crawl / "log.jsonl")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"{CHROMIUM} missing (.ci/run installs it: apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def test_crawl_filled_the_index(crawl: Path) -> None:

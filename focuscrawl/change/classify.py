@@ -10,7 +10,9 @@ fragments moved and the block kinds touched (:mod:`focuscrawl.change.diff`).
 
 A link whose target moved under the same anchor is reported apart (``links_changed``) and does
 not make a change significant. Records stored before the content was kept (no
-``Fingerprints.content``) are compared by their document index, as before.
+``Fingerprints.content``) are compared by their document index, as before; a crawl's records
+now keep the content and no document index, so the first visit after such a record is reported
+``significant`` (re-indexed once).
 """
 
 from __future__ import annotations
@@ -123,6 +125,10 @@ def classify_doc_index(
         return Change("unchanged", url=url)
     links_changed = new.links_hash != old.links_hash
     sim = hamming(old.simhash, new.simhash)
+    if (old.content_hash and not new.text_hash) or (new.content_hash and not old.text_hash):
+        # one record keeps only the content, the other (an older version's) only the terms:
+        # nothing to compare, so the page is reported (and re-indexed) once
+        return Change("significant", True, links_changed, 0, sim, url)
     if new.text_hash == old.text_hash:
         return Change("insignificant", False, links_changed, 0, sim, url)
     distance = index_distance(old.doc_index, new.doc_index)

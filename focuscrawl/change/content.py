@@ -270,6 +270,9 @@ def content_of(
         if b.text and b.id not in chrome:
             kinds.append(b.kind)
             raw.append(b.text)
+    for label in page.labels:  # the content's own button labels ("Add to cart" -> "Sold out")
+        kinds.append("label")
+        raw.append(label)
     links = [k for k in page.links if k.anchor and k.block_id >= 0 and k.block_id not in chrome]
     texts = normalise_all(
         raw + [k.anchor for k in links], mask_dates, noise_patterns(noise, page.url)

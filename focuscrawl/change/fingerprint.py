@@ -6,7 +6,9 @@ technique compares: Last-Modified, ETag, size and body hash come from the HTTP e
 document index (term → count of the text blocks and the title), its hash, the simhash and the
 hash of the content links come from the partitioned :class:`~focuscrawl.blocks.model.Page`; so
 does the content a reader sees (:mod:`focuscrawl.change.content`: normalised lines and content
-links), kept so that the next version can say what changed, and its hash.
+links), kept so that the next version can say what changed, and its hash. A crawl's records keep
+the content, not the document index (``fingerprint(…, terms=True)`` adds it, for the techniques
+the evaluation compares).
 """
 
 from __future__ import annotations
@@ -89,22 +91,24 @@ class Fingerprints:
 
     # --- compact, versioned serialisation (the stores keep this) -------------------------
     def to_dict(self) -> dict[str, Any]:
-        """A compact JSON-able dict; the document index is zlib-compressed JSON in base64."""
-        if not self._packed_index:
-            packed = zlib.compress(json.dumps(self.doc_index, separators=(",", ":")).encode(), 6)
-            self._packed_index = base64.b64encode(packed).decode("ascii")
-        out = {
+        """A compact JSON-able dict; the document index (when computed: ``terms=True``) and the
+        content are zlib-compressed JSON in base64."""
+        out: dict[str, Any] = {
             "v": 1,
             "s": self.size,
             "b": self.body_hash,
-            "t": self.text_hash,
             "l": self.links_hash,
-            "h": f"{self.simhash:016x}",
             "e": self.etag,
             "m": self.last_modified,
             "k": self.n_links,
-            "d": self._packed_index,
         }
+        if self.text_hash or self.doc_index:  # the document index: kept when computed
+            if not self._packed_index:
+                doc = json.dumps(self.doc_index, separators=(",", ":")).encode()
+                self._packed_index = base64.b64encode(zlib.compress(doc, 6)).decode("ascii")
+            out["t"] = self.text_hash
+            out["h"] = f"{self.simhash:016x}"
+            out["d"] = self._packed_index
         if self._content is not None and not self.packed_content:
             self.packed_content = self._content.pack()
         if self.packed_content:
@@ -170,12 +174,16 @@ def fingerprint(
     *,
     thresholds: Thresholds = DEFAULT_THRESHOLDS,
     content: bool = True,
+    terms: bool = False,
 ) -> Fingerprints:
     """The fingerprints of one version: ``page`` parsed from ``body`` served with ``headers``.
 
     ``page`` may be ``None`` (a body that is not HTML, or a 304 with no body): then only the
     HTTP-level fingerprints are filled. ``content=False`` leaves out what a reader sees (the
-    record of issue 6: the speed benchmark's baseline).
+    record of issue 6: the speed benchmark's baseline). ``terms=True`` adds the document index,
+    its hash and its simhash: the techniques the evaluation compares with, which
+    :func:`~focuscrawl.change.classify.classify` does not need when both versions carry their
+    content (left out, they were ~60 % of a crawl's per-page change work and ~40 % of a record).
     """
     raw = body.encode("utf-8") if isinstance(body, str) else body
     h = {k.lower(): v for k, v in (headers or {}).items()}
@@ -186,11 +194,12 @@ def fingerprint(
         last_modified=h.get("last-modified", ""),
     )
     if page is not None and not page.error:
-        fp.doc_index = document_index(
-            text_of(page, thresholds.min_block_weight), mask_dates=thresholds.mask_dates
-        )
-        fp.text_hash = index_hash(fp.doc_index)
-        fp.simhash = simhash64(fp.doc_index)
+        if terms or not content:
+            fp.doc_index = document_index(
+                text_of(page, thresholds.min_block_weight), mask_dates=thresholds.mask_dates
+            )
+            fp.text_hash = index_hash(fp.doc_index)
+            fp.simhash = simhash64(fp.doc_index)
         fp.links_hash = links_hash(page)
         fp.n_links = sum(1 for link in page.links if not link.noise)
         if content:

@@ -235,7 +235,7 @@ class Observed:
 
 def observe(body: bytes | str, url: str, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Observed:
     page = partition(body, url)
-    fp = make_fingerprint(page, body, thresholds=thresholds)
+    fp = make_fingerprint(page, body, thresholds=thresholds, terms=True)
     try:
         pkg = package_simhash(text_of(page, thresholds.min_block_weight))
     except OverflowError:  # the package's uint8 bug under NumPy 2 (DESIGN.md)

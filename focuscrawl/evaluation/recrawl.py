@@ -111,7 +111,7 @@ def score_versions(
     prev: tuple[Version, Fingerprints, int] | None = None
     for version in versions:
         page = partition(version.body, APFC_URL)
-        fp = fingerprint(page, version.body, thresholds=thresholds)
+        fp = fingerprint(page, version.body, thresholds=thresholds, terms=True)
         try:
             pkg = package_simhash(text_of(page, thresholds.min_block_weight))
         except OverflowError:  # the package's uint8 bug under NumPy 2 (DESIGN.md)
@@ -232,7 +232,11 @@ def _fingerprint_cached(res: Resource, thresholds: Thresholds) -> Fingerprints:
     if fp is None:
         headers = {"ETag": res.etag, "Last-Modified": res.last_modified_http}
         fp = fingerprint(
-            partition(res.body, "http://evolving/"), res.body, headers, thresholds=thresholds
+            partition(res.body, "http://evolving/"),
+            res.body,
+            headers,
+            thresholds=thresholds,
+            terms=True,
         )
         if len(_FP_CACHE) > 50_000:
             _FP_CACHE.clear()

@@ -5,7 +5,8 @@ rowid (title and text, ``porter unicode61`` tokens). Adding, replacing or removi
 only that page's rows and postings, so an update costs the pages changed, not the index size.
 The database runs in WAL mode: ``focuscrawl serve`` can read while a crawl writes, and crawls that
 share one data directory take turns writing: each write transaction is short (see
-:meth:`PageIndex.write`) and waits up to ``busy_timeout`` seconds for another's to end.
+:meth:`PageIndex.write`) and waits up to ``busy_timeout`` seconds for another's to end. Each page
+carries its last significant change (the schema and its migration: :mod:`.schema`).
 """
 
 from __future__ import annotations
@@ -21,38 +22,22 @@ from typing import Any
 
 from focuscrawl.index.query import Term, match_expression, parse_query
 from focuscrawl.index.rank import RankWeights, combine
+from focuscrawl.index.schema import (
+    DIFF_COLUMNS,
+    READABLE_SCHEMAS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    diff_json,
+    migrate,
+    parse_diff,
+)
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
 MAX_TEXT_CHARS = 1_000_000  # longer texts are cut before indexing
 HIT_START, HIT_END = "\ue000", "\ue001"  # snippet markers (private use: stripped from page text)
 SNIPPET_TOKENS = 24
 BUSY_TIMEOUT = 60.0  # seconds a write waits for another process's transaction to end
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS pages (
-    id INTEGER PRIMARY KEY,
-    url TEXT NOT NULL UNIQUE,
-    title TEXT NOT NULL DEFAULT '',
-    relevance REAL NOT NULL DEFAULT 0,
-    authority REAL NOT NULL DEFAULT 0,
-    depth INTEGER NOT NULL DEFAULT 0,
-    fetched_at REAL NOT NULL DEFAULT 0,
-    indexed_at REAL NOT NULL DEFAULT 0,
-    change TEXT NOT NULL DEFAULT ''
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(
-    title, body, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-CREATE TABLE IF NOT EXISTS crawls (
-    id INTEGER PRIMARY KEY,
-    started REAL NOT NULL,
-    finished REAL,
-    counts TEXT NOT NULL DEFAULT '{}'
-);
-"""
 
 
 def locked_error(exc: BaseException) -> bool:
@@ -93,6 +78,7 @@ class PageIndex:
     def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self.conn = conn
         self.path = path
+        self.has_diff = True  # the pages carry their last change (schema 2); set on open
 
     @classmethod
     def open(
@@ -121,12 +107,13 @@ class PageIndex:
             if not readonly:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(_SCHEMA)
+                conn.executescript(SCHEMA)
                 conn.execute(
                     "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)",
                     (str(SCHEMA_VERSION),),
                 )
                 conn.commit()
+                migrate(conn)
             conn.execute(f"PRAGMA cache_size = {-1024 * int(cache_mb)}")  # KiB when negative
             index = cls(conn, path)
             index._check_schema()
@@ -150,10 +137,16 @@ class PageIndex:
             raise  # locked, I/O: not a verdict on the file
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"{self.path} is not a focuscrawl index: {exc}") from exc
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        try:
+            version = int(row[0]) if row is not None else None
+        except ValueError:
+            version = None
+        if version not in READABLE_SCHEMAS:
             raise ValueError(
                 f"{self.path}: index schema {row and row[0]}, expected {SCHEMA_VERSION}"
             )
+        columns = {r[1] for r in self.conn.execute("PRAGMA table_info(pages)")}
+        self.has_diff = set(DIFF_COLUMNS) <= columns
 
     def close(self) -> None:
         self.conn.close()
@@ -193,10 +186,16 @@ class PageIndex:
         fetched_at: float = 0.0,
         change: str = "",
         authority: float | None = None,
+        diff: Mapping[str, Any] | None = None,
+        changed_at: float = 0.0,
+        crawl_id: int = 0,
     ) -> bool:
         """Add or replace the page at ``url``; True when it was new to the index.
 
-        Not committed: call :meth:`begin` first when another process may write the index."""
+        ``diff`` (:meth:`focuscrawl.change.classify.Change.to_dict`), given with a significant
+        change, becomes the page's last change, seen at ``changed_at`` in crawl ``crawl_id``;
+        without it the page keeps the last change it had. Not committed: call :meth:`begin`
+        first when another process may write the index."""
         title = (title or "").translate(_STRIP)
         body = (text or "")[:MAX_TEXT_CHARS].translate(_STRIP)
         now = time.time()
@@ -225,6 +224,11 @@ class PageIndex:
                 ),
             )
             self.conn.execute("DELETE FROM pages_fts WHERE rowid = ?", (rowid,))
+        if diff:
+            self.conn.execute(
+                "UPDATE pages SET change_diff = ?, changed_at = ?, changed_in = ? WHERE id = ?",
+                (diff_json(diff), changed_at or fetched_at or now, crawl_id, rowid),
+            )
         self.conn.execute(
             "INSERT INTO pages_fts(rowid, title, body) VALUES (?, ?, ?)", (rowid, title, body)
         )
@@ -288,7 +292,8 @@ class PageIndex:
         """Every indexed page with its text, in index order (for exports)."""
         cur = self.conn.execute(
             "SELECT p.url, p.title, f.body, p.relevance, p.authority, p.depth, p.fetched_at,"
-            " p.indexed_at, p.change FROM pages p JOIN pages_fts f ON f.rowid = p.id ORDER BY p.id"
+            f" p.indexed_at, p.change, {self._diff_select('p.')} FROM pages p"
+            " JOIN pages_fts f ON f.rowid = p.id ORDER BY p.id"
         )
         keys = (
             "url",
@@ -302,7 +307,44 @@ class PageIndex:
             "change",
         )
         for row in cur:
-            yield dict(zip(keys, row, strict=True))
+            page = dict(zip(keys, row[:-3], strict=True))
+            page["change_diff"] = parse_diff(row[-3])
+            page["changed_at"] = row[-2]
+            yield page
+
+    def _diff_select(self, prefix: str = "") -> str:
+        if self.has_diff:
+            return ", ".join(prefix + c for c in DIFF_COLUMNS)
+        return "'', 0, 0"  # an index of schema 1, opened read-only
+
+    def last_changes(self, limit: int = 200) -> tuple[int, list[dict[str, Any]]]:
+        """The significant changes of the last crawl that indexed any: (crawl id, pages newest
+        change first, each with ``url``, ``title``, ``changed_at``, ``change_diff``) — at most
+        ``limit`` pages; (0, []) when no crawl recorded a change."""
+        if not self.has_diff:
+            return 0, []
+        row = self.conn.execute("SELECT max(changed_in) FROM pages").fetchone()
+        crawl_id = int(row[0] or 0) if row else 0
+        if not crawl_id:
+            return 0, []
+        cur = self.conn.execute(
+            "SELECT url, title, changed_at, change_diff FROM pages"
+            " WHERE changed_in = ? AND change_diff != '' ORDER BY changed_at DESC, id LIMIT ?",
+            (crawl_id, max(1, int(limit))),
+        )
+        return crawl_id, [
+            {"url": u, "title": t, "changed_at": at, "change_diff": parse_diff(d)}
+            for u, t, at, d in cur
+        ]
+
+    def count_changes(self, crawl_id: int) -> int:
+        """Pages whose last significant change was seen in crawl ``crawl_id``."""
+        if not self.has_diff:
+            return 0
+        row = self.conn.execute(
+            "SELECT count(*) FROM pages WHERE changed_in = ? AND change_diff != ''", (crawl_id,)
+        ).fetchone()
+        return int(row[0])
 
     def summary(self) -> dict[str, Any]:
         """Counts and freshness figures for the dashboard."""

@@ -10,6 +10,9 @@
 ``insignificant``
 =========================  ============================================================
 
+A ``significant`` item's ``change_diff`` (what changed) is stored with the page as its last
+change, with its fetch time and this crawl's id (``focuscrawl serve``'s changes page, the export).
+
 Durability. An item that changes the index is answered (its Deferred fires) only once its update
 is committed: updates are grouped in one short write transaction, committed after
 ``FOCUSCRAWL_INDEX_COMMIT_EVERY`` updates or ``FOCUSCRAWL_INDEX_COMMIT_DELAY`` seconds, whichever
@@ -203,8 +206,17 @@ class IndexPipeline:
             depth=int(adapter.get("depth") or 0),
             fetched_at=float(adapter.get("fetched_at") or 0.0),
             change=change,
+            **self._last_change(adapter, change),
         )
         return "added" if added else "replaced"
+
+    def _last_change(self, adapter: ItemAdapter, change: str) -> dict[str, Any]:
+        """A significant change's diff (``item.change_diff``) for the page's row: the changes
+        page of ``focuscrawl serve`` and the export read it."""
+        diff = adapter.get("change_diff") if change == "significant" else None
+        if not isinstance(diff, dict) or not diff:
+            return {}
+        return {"diff": diff, "crawl_id": self.crawl_id}
 
     def commit(self) -> None:
         """Commit the open transaction and answer the items it holds."""

@@ -1,7 +1,8 @@
 """The web application: a threaded stdlib HTTP server bound to a loopback address.
 
-Routes: ``/`` (search page, ``?q=``), ``/dashboard``, ``/plot/harvest.png``,
-``/api/search?q=&n=`` and ``/api/dashboard`` (JSON). Each request opens the index read-only, so
+Routes: ``/`` (search page, ``?q=``), ``/dashboard``, ``/changes`` (the last recrawl's
+significant changes with their diff), ``/plot/harvest.png``, ``/api/search?q=&n=``,
+``/api/dashboard`` and ``/api/changes`` (JSON). Each request opens the index read-only, so
 the server can run while a crawl writes the index. A request whose ``Host`` is not the bound
 address, ``localhost`` or a listed name gets 421 (400 without a Host): no answers through a
 rebound DNS name (:mod:`.hostcheck`).
@@ -25,6 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 from focuscrawl.index import PageIndex, QueryError, RankWeights
 from focuscrawl.index.render import hit_dict
 from focuscrawl.web import data, pages
+from focuscrawl.web.changes import changes_data, changes_page
 from focuscrawl.web.hostcheck import allowed_hosts, host_allowed
 from focuscrawl.web.plot import harvest_png
 
@@ -111,6 +113,8 @@ class Handler(BaseHTTPRequestHandler):
             route = {
                 "/": self.search_page,
                 "/dashboard": self.dashboard,
+                "/changes": self.changes,
+                "/api/changes": self.api_changes,
                 "/plot/harvest.png": self.plot,
                 "/api/search": self.api_search,
                 "/api/dashboard": self.api_dashboard,
@@ -177,6 +181,20 @@ class Handler(BaseHTTPRequestHandler):
         self._json(
             dashboard_data(self.server.sources) | {"rejected_hosts": self.server.rejected_hosts}
         )
+
+    def _changes(self) -> dict[str, Any]:
+        index = open_index(self.server.sources)
+        try:
+            return changes_data(index)
+        finally:
+            if index is not None:
+                index.close()
+
+    def changes(self, params: dict[str, str]) -> None:
+        self._html(changes_page(self._changes()))
+
+    def api_changes(self, params: dict[str, str]) -> None:
+        self._json(self._changes())
 
     def plot(self, params: dict[str, str]) -> None:
         records, _ = data.read_crawl_log(self.server.sources.crawl_log)

@@ -23,7 +23,8 @@ def page(title: str, body: str) -> str:
     return (
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
-        '<nav><a href="/">search</a><a href="/dashboard">dashboard</a></nav>'
+        '<nav><a href="/">search</a><a href="/dashboard">dashboard</a>'
+        '<a href="/changes" id="nav-changes">changes</a></nav>'
         f"{body}</body></html>"
     )
 
@@ -120,6 +121,7 @@ def dashboard_page(d: dict[str, Any]) -> str:
         "<h2>harvest rate</h2>"
         '<img id="harvest-plot" src="/plot/harvest.png" width="800" height="360" alt="harvest rate plot">'
         f'<h2>changes in the last recrawl</h2><table id="changes">{changes}</table>'
+        '<p><a href="/changes" id="changes-link">what changed: the diffs</a></p>'
         f'<h2>freshness of the index</h2><table id="freshness">{freshness}</table>'
         "<h2>last fetched pages</h2>"
         f'<table id="recent"><tr><th>#</th><th>URL</th><th>status</th><th>relevance</th></tr>{recent}</table>'
