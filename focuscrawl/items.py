@@ -28,3 +28,7 @@ class PageItem:
     change_diff: dict[str, Any] = field(default_factory=dict)
     fingerprints: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)  # etag, last-modified
+    # near-duplicates (FOCUSCRAWL_DEDUP): the first page fetched with the same main text (within
+    # FOCUSCRAWL_DUPLICATE_BITS), and the page's own rel=canonical when on its registrable domain
+    duplicate_of: str = ""
+    canonical: str = ""

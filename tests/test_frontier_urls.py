@@ -56,7 +56,7 @@ def test_link_memory_passes_new_and_improved_links_only() -> None:
         # words sites use for content: kept
         (
             "http://ex.test/?s=owls&ref=main&source=x&token=t",
-            "http://ex.test/?s=owls&ref=main&source=x&token=t",
+            "http://ex.test/?ref=main&s=owls&source=x&token=t",  # kept, sorted by name
         ),
         ("http://ex.test/wiki/Mercury_(planet)", "http://ex.test/wiki/Mercury_(planet)"),
     ],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, unquote_plus, urlsplit, urlunsplit
 
 # Query parameters that name a session or a click, never the content: dropped (so that one page
 # is one URL). Only names whose meaning is fixed by the software that sets them; kept are
@@ -65,19 +65,62 @@ class TrapLimits:
     max_repeated_segments: int = 3
 
 
+#: default ports, dropped from the address
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _percent(match: re.Match[str]) -> str:
+    """``%7e`` → ``~`` (an unreserved character needs no escape), ``%2f`` → ``%2F``."""
+    byte = int(match.group(1), 16)
+    return chr(byte) if byte in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def _name(pair: str) -> str:
+    return pair.split("=", 1)[0]
+
+
+def _dropped(pair: str) -> bool:
+    name = _name(pair)
+    if "%" in name or "+" in name:
+        name = unquote_plus(name)
+    name = name.lower()
+    return name in SESSION_PARAMS or name.startswith("utm_")
+
+
 def normalize(url: str) -> str:
-    """Drop the fragment and session/tracking parameters; lower-case scheme and host."""
+    """One address per page: lower-case scheme and host, no default port, no fragment, no
+    session or tracking parameters (:data:`SESSION_PARAMS`, every ``utm_*``), the query's
+    parameters sorted by name, percent-escapes in one case and unreserved characters unescaped.
+
+    Each kept parameter keeps its own encoding (``a+b`` and ``a%20b`` are left as written)."""
     parts = urlsplit(url)
     query = parts.query
     if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        kept = [(k, v) for k, v in pairs if k.lower() not in SESSION_PARAMS]
-        if len(kept) != len(pairs):
-            query = urlencode(kept)
+        pairs = [p for p in query.split("&") if p and not _dropped(p)]
+        query = "&".join(sorted(pairs, key=_name))  # stable: repeated names keep their order
     path = parts.path
     if ";" in path or "/(" in path:
         path = _PATH_SESSION.sub("", path)
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path or "/", query, ""))
+    if "%" in path:
+        path = _PERCENT.sub(_percent, path)
+    if "%" in query:
+        query = _PERCENT.sub(_percent, query)
+    return urlunsplit((parts.scheme.lower(), _netloc(parts), path or "/", query, ""))
+
+
+def _netloc(parts: SplitResult) -> str:
+    """Lower case; no trailing dot on the host; no default (or empty) port."""
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    hostport = hostport.lower()
+    host, port = hostport, ""
+    if ":" in hostport and not hostport.endswith("]"):
+        host, _, port = hostport.rpartition(":")
+        if port == "" or (port.isdigit() and int(port) == _DEFAULT_PORTS.get(parts.scheme.lower())):
+            port = ""
+    host = host.rstrip(".") or host
+    return f"{userinfo}{at}{host}{':' if port else ''}{port}"
 
 
 def clean_url(url: str, limits: TrapLimits) -> tuple[str, str | None]:
