@@ -21,8 +21,9 @@ the most targets goes first (static link counts from the corpus); ``order=linkcv
 context words, host) and the link's block, trained with every label of the category on the links
 of all corpus articles, cross-validated by target article (5 folds), orders the frontier
 (``cvw=W``: adds ``W`` × its probability to the strategy's score instead; ``order=linkcvp`` also
-gives it the linking page's true label). Without ``--configs``: the five strategies with the
-defaults (the table in docs/strategies.md). Rendered and partitioned pages and token lists are
+gives it the linking page's true label). Without ``--configs``: the six strategies with the
+defaults (the table in docs/strategies.md), HITS included (``hits``; its parameters are the
+``hits_*`` fields: ``hits:hits_every=10``, ``hits:hits_weighted=0`` for plain HITS). Rendered and partitioned pages and token lists are
 cached per worker process, so a sweep costs mainly scoring.
 
     FOCUSCRAWL_CORPORA=/work/shared/corpora .venv/bin/python bench/bench_strategies.py \\

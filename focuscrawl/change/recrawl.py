@@ -3,8 +3,11 @@
     from focuscrawl.change.recrawl import due_urls
     urls = due_urls(crawler.settings)          # best first, at most FOCUSCRAWL_RECRAWL_BUDGET
 
-New links found while recrawling go to the frontier as usual; the change pipeline then tells
-new pages (``new``) from revisited ones.
+A revisited page follows only what is new on it (:class:`NewLinks`): when its content changed
+significantly, the content links it did not have in the stored version (the new items of a hub
+page) are scored and queued as in a crawl; an unchanged or insignificantly changed page queues
+none of its links again. Pages found while recrawling (the new items themselves) follow their
+links as in a crawl; the change pipeline then tells new pages (``new``) from revisited ones.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from focuscrawl.change.store import open_store
+from focuscrawl.change.classify import classify
+from focuscrawl.change.fingerprint import DEFAULT_THRESHOLDS, Fingerprints, Thresholds
+from focuscrawl.change.store import ChangeStore, open_store
 
 
 def _get(settings: Mapping[str, Any], name: str, default: Any) -> Any:
@@ -36,3 +41,57 @@ def due_urls(settings: Mapping[str, Any], now: float | None = None) -> list[str]
         )
     finally:
         store.close()
+
+
+def new_links(
+    old: Fingerprints | None,
+    new: Fingerprints,
+    url: str = "",
+    thresholds: Thresholds = DEFAULT_THRESHOLDS,
+) -> tuple[str, frozenset[str] | None]:
+    """The change status of ``new`` against the stored ``old`` version, and the URLs of the
+    content links to follow: ``None`` (every link) for a page with no stored version, the
+    content links that ``old`` did not have for a significant change, none otherwise.
+
+    Without the stored version's content (a record of an older release, or an unreadable one)
+    every content link of ``new`` counts as new. A stored version keeps at most
+    ``MAX_STORED_ITEMS`` items: links past that many count as new too (the frontier then
+    revisits them with a conditional GET)."""
+    change = classify(old, new, url, thresholds)
+    if change.status == "new":
+        return change.status, None
+    if change.status != "significant":
+        return change.status, frozenset()
+    now = new.content
+    if now is None:
+        return change.status, frozenset(u for _, u in change.items_added)
+    before = old.content if old is not None else None
+    known = {u for _, u in before.items} if before is not None else set()
+    return change.status, frozenset(u for _, u in now.items if u not in known)
+
+
+class NewLinks:
+    """The recrawl's question to the change store, asked as a revisited page is parsed: which
+    of its links to follow (:func:`new_links` against its stored version). Asked before the
+    change pipeline records the new version. ``open``/``close`` the store around a crawl."""
+
+    def __init__(self, store: ChangeStore, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> None:
+        self.store = store
+        self.thresholds = thresholds
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], thresholds: Thresholds) -> NewLinks:
+        return cls(open_store(settings), thresholds)
+
+    def open(self) -> None:
+        self.store.open()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def of(self, url: str, new: Fingerprints) -> tuple[str, frozenset[str] | None]:
+        """:func:`new_links` of ``url``'s new version against the stored one (raises
+        :class:`~focuscrawl.change.store.StoreError` when the store cannot answer)."""
+        record = self.store.get(url)
+        old = record.fingerprints if record is not None and not record.deleted else None
+        return new_links(old, new, url, self.thresholds)

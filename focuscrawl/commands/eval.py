@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from focuscrawl.cli import CommandError
+from focuscrawl.defaults import STRATEGIES
 
 NAME = "eval"
 EXAMPLE = "focuscrawl eval --corpus wikispeedia --topic subject.Science.Biology.Birds --strategies bfs,sharksearch-blocks --pages 1000"
@@ -20,7 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="Wikispeedia category (e.g. subject.Science.Biology.Birds) or synthetic topic (e.g. birds); repeatable",
     )
-    parser.add_argument("--strategies", default="bfs,bestfirst", help="comma-separated strategies")
+    parser.add_argument(
+        "--strategies",
+        default="bfs,bestfirst",
+        help=f"comma-separated strategies, of: {', '.join(STRATEGIES)}",
+    )
     parser.add_argument(
         "--pages", type=int, default=2000, help="pages per crawl (CLOSESPIDER_PAGECOUNT)"
     )
@@ -44,6 +49,11 @@ def run(args: argparse.Namespace) -> int:
     strategies: list[str | None] = [s.strip() for s in args.strategies.split(",") if s.strip()]
     if not strategies:
         raise CommandError("--strategies is empty")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise CommandError(
+            f"--strategies: unknown {', '.join(map(str, unknown))}; one of {', '.join(STRATEGIES)}"
+        )
     if args.pages < 1:
         raise CommandError("--pages must be at least 1")
     try:

@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from focuscrawl.blocks.model import Page
+from focuscrawl.frontier.hits import HitsGraph
 from focuscrawl.frontier.linklearner import LinkLearner, link_features
 from focuscrawl.frontier.linkmemory import LinkMemory
 from focuscrawl.frontier.scoring import LinkScorer, ParentState, SharkParams, vote_bonus
 from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.frontier.wordmodel import BodyWordModel, link_words
 from focuscrawl.relevance.base import PageScorer
-from focuscrawl.relevance.features import fast_tokens
+from focuscrawl.text import fast_tokens
 
 LEARN_CONTEXT_CHARS = 160  # of the link context carried in the request for the link learner
 CALIBRATE_BINS = 80  # histogram of relevance / seed mean over 0..2
@@ -110,6 +111,14 @@ class CrawlPolicy:
         self._clean_cache: dict[str, tuple[str, str | None]] = {}
         self._feat_cache: dict[tuple[str, ...], list[str]] = {}
         self._anchor_words: dict[str, str] = {}
+        # HITS: hubs and authorities of the fetched graph; the queued URLs' depth and parent,
+        # to re-send them when a recomputation raises their score
+        self.hits: HitsGraph | None = (
+            HitsGraph(every=p.hits_every, max_pages=p.hits_max_pages)
+            if strategy == "hits"
+            else None
+        )
+        self._hits_queued: dict[str, tuple[int, str]] = {}
 
     @property
     def strategy(self) -> str:
@@ -171,6 +180,9 @@ class CrawlPolicy:
     ) -> Iterator[tuple[str, float, dict[str, Any]]]:
         """``(url, score, child_state)`` for each link worth sending to the frontier: new links
         and links found again with a better score (priority upgrades)."""
+        if self.hits is not None:
+            yield from self._hits_links(page, url, state, judgement)
+            return
         parent = ParentState(
             url=url,
             depth=int(state.get("d", 0)),
@@ -256,3 +268,56 @@ class CrawlPolicy:
             child["par"] = url
             child["score"] = score
             yield target, score, child
+
+    def _hits_links(
+        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
+    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        """HITS: the page joins the fetched graph; its links are scored by their authority, and
+        after each recomputation the queued URLs of highest authority are sent again.
+
+        A link's score is ``runs + a / (1 + a)``: the number of recomputations so far plus its
+        authority squashed into [0, 1). Every recomputation lifts the re-scored URLs above all
+        earlier scores, so the frontier, which only ever raises a queued URL's score (a priority
+        upgrade), orders them exactly by the new authorities; URLs not re-scored (authority 0,
+        or past ``hits_rescore``) sink below them."""
+        hits = self.hits
+        assert hits is not None
+        p = self.scorer.p
+        depth = int(state.get("d", 0)) + 1
+        queued, memory, limits, skipped = self._hits_queued, self.memory, self.limits, self.skipped
+        queued.pop(url, None)
+        targets: list[str] = []
+        edges: list[str] = []
+        for link in page.links:
+            if link.nofollow:
+                continue
+            target, reason = clean_url(link.url, limits)
+            if reason is not None:
+                skipped[reason] = skipped.get(reason, 0) + 1
+                continue
+            targets.append(target)
+            if not link.noise:  # navigation and template links confer no authority
+                edges.append(target)
+        if p.hits_weighted:
+            weight = self.scorer.page_score(judgement.relevance) if judgement.relevant else 0.0
+        else:
+            weight = 1.0
+        hits.add_page(url, edges, weight)
+        if len(queued) > memory.max_urls:
+            queued.clear()
+        for target in dict.fromkeys(targets):
+            a = hits.authority(target)
+            score = hits.runs + a / (1.0 + a)
+            if memory.improves(target, score):
+                queued.setdefault(target, (depth, url))
+                yield target, score, {"d": depth, "par": url, "score": score}
+        if not hits.due:
+            return
+        hits.recompute()
+        for target, a in hits.top_unfetched(p.hits_rescore):
+            known = queued.get(target)
+            if known is None:
+                continue  # fetched meanwhile, or forgotten
+            score = hits.runs + a / (1.0 + a)
+            if memory.improves(target, score):
+                yield target, score, {"d": known[0], "par": known[1], "score": score}

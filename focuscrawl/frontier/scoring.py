@@ -1,5 +1,7 @@
-"""Link scoring strategies: breadth-first, best-first and Shark-Search with link-block weights
-and tunneling. Pure functions over a partitioned page; no Scrapy import.
+"""Link scoring strategies: breadth-first, best-first, Shark-Search with link-block weights
+and tunneling, and HITS (its link scores come from :mod:`focuscrawl.frontier.hits`, through
+:class:`~focuscrawl.frontier.policy.CrawlPolicy`). Pure functions over a partitioned page; no
+Scrapy import.
 
 A child's frontier state travels in its request as a small dict (:class:`LinkState`):
 its score, the inherited score (Shark-Search), the black-tunneling budget and its depth.
@@ -13,7 +15,14 @@ from dataclasses import dataclass
 
 from focuscrawl.blocks.model import Link, Page
 
-STRATEGIES = ("bfs", "bestfirst", "sharksearch", "sharksearch-blocks", "sharksearch-blocks-tunnel")
+STRATEGIES = (
+    "bfs",
+    "bestfirst",
+    "sharksearch",
+    "sharksearch-blocks",
+    "sharksearch-blocks-tunnel",
+    "hits",
+)
 SEED_SCORE = 1e6  # seeds and example pages go first
 
 
@@ -50,6 +59,14 @@ class SharkParams:
     words_top: int = 200  # > 0: a page teaches only its most frequent words; 0: all of them
     words_m: float = 2.0  # strength of the model's prior, in pages
     words_clip: float = 4.0  # bound of a link's summed word evidence (log-odds)
+    # HITS (strategy "hits", focuscrawl.frontier.hits): pages between two recomputations of
+    # hubs and authorities over the fetched graph
+    hits_every: int = 50
+    # True: only pages judged relevant are hubs, weighted by their relevance on the seed scale
+    # (topic-weighted HITS); False: plain HITS, every fetched page a hub of weight 1
+    hits_weighted: bool = True
+    hits_rescore: int = 5000  # queued URLs re-scored (raised) after each recomputation, best first
+    hits_max_pages: int = 50_000  # hub pages kept in the graph (the least weighted are forgotten)
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:
@@ -112,6 +129,10 @@ class LinkScorer:
         if self.strategy == "bfs":
             for link in page.links:
                 yield link, -float(depth), {"d": depth}
+            return
+        if self.strategy == "hits":  # scored by the policy's HITS graph
+            for link in page.links:
+                yield link, 0.0, {"d": depth}
             return
         if self.strategy == "bestfirst":
             for link in page.links:
