@@ -19,6 +19,9 @@ DOWNLOADER_MIDDLEWARES = {
     # process_response runs from high orders to low: below 590 (decompression), 600
     # (redirects) and 550 (retries) it sees only final, decoded bodies
     "focuscrawl.middlewares.partition.PartitionMiddleware": 90,
+    # above partition: sees the fetched HTML first and fetches an empty script shell again
+    # in the browser (FOCUSCRAWL_RENDER_JS; off when never)
+    "focuscrawl.middlewares.render.RenderMiddleware": 100,
     # below partition: it fingerprints the parsed page; it also adds the conditional headers
     "focuscrawl.middlewares.conditional_get.ConditionalGetMiddleware": 80,
     # archives bodies as they came off the wire (above decompression, 590) and every redirect
@@ -40,6 +43,8 @@ SPIDER_MIDDLEWARES = {
 }
 ITEM_PIPELINES = {
     "focuscrawl.pipelines.relevance.RelevancePipeline": 300,
+    # near-duplicates only (FOCUSCRAWL_DEDUP): a copy is not a second relevant page
+    "focuscrawl.pipelines.dedup.DuplicatePipeline": 310,
     "focuscrawl.pipelines.change.ChangeDetectionPipeline": 500,
     "focuscrawl.pipelines.index.IndexPipeline": 800,
 }
@@ -97,6 +102,10 @@ def _check(settings: BaseSettings) -> None:
     from focuscrawl.validation import setting_errors
 
     errors = setting_errors(settings)
+    if not errors:  # FOCUSCRAWL_RENDER_JS: the browser's download handler and settings
+        from focuscrawl.middlewares.render import configure
+
+        errors = configure(settings)
     for error in errors:
         logger.error("focuscrawl: error: %s", error)
     if errors:

@@ -47,7 +47,14 @@ def _add(
 
 
 #: the frontier strategies (``focuscrawl.frontier.scoring.STRATEGIES``; a test keeps them equal)
-STRATEGIES = ("bfs", "bestfirst", "sharksearch", "sharksearch-blocks", "sharksearch-blocks-tunnel")
+STRATEGIES = (
+    "bfs",
+    "bestfirst",
+    "sharksearch",
+    "sharksearch-blocks",
+    "sharksearch-blocks-tunnel",
+    "hits",
+)
 FRACTION = {"minimum": 0.0, "maximum": 1.0}
 
 
@@ -83,7 +90,7 @@ _add(
 _add(
     "FOCUSCRAWL_STRATEGY",
     "sharksearch-blocks",
-    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`.",
+    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`, `hits` (in-process frontier only; docs/strategies.md).",
     choices=STRATEGIES,
 )
 _add(
@@ -209,6 +216,12 @@ _add(
     "FOCUSCRAWL_LINK_WORDS_TOP",
     200,
     "The body-word model learns only each page's this many most frequent words (what it is about, not every name it mentions once); 0: all its distinct words.",
+    minimum=1,
+)
+_add(
+    "FOCUSCRAWL_HITS_EVERY",
+    50,
+    "Strategy `hits`: pages between two recomputations of hubs and authorities over the fetched graph (the queued URLs are re-scored after each).",
     minimum=1,
 )
 _add(
@@ -430,6 +443,22 @@ _add(
     "While Redis is unreachable or full, a crawl pauses (no request handed out, nothing lost, the reactor free) and tries again with back-off; past this many seconds it stops (reason `redis_unavailable`, resumable). Tools retry as long before failing.",
 )
 _add(
+    "FOCUSCRAWL_REDIS_CLUSTER",
+    False,
+    "The Redis URL names a node of a Redis Cluster: the frontier, seen set and change store are sharded over its masters (keys with hash tags, one slot per Lua script).",
+)
+_add(
+    "FOCUSCRAWL_REDIS_SHARDS",
+    0,
+    "Frontier shards on a Redis Cluster (a host's queue and politeness live in one shard); 0: 16 per master. Fixed when the crawl's keys are created.",
+    maximum=4096,
+)
+_add(
+    "FOCUSCRAWL_FRONTIER_PREFETCH",
+    "focuscrawl.change.store_redis.prefetch_command",
+    "Dotted path of the read the Redis frontier sends with each pop for the URL it popped (the change store's record); empty: none.",
+)
+_add(
     "FOCUSCRAWL_CLUSTER_POLITENESS",
     True,
     "With Redis: per-host concurrency and delay are shared by all workers (downloader middleware `focuscrawl.cluster.middleware.ClusterPolitenessMiddleware`).",
@@ -496,6 +525,59 @@ _add(
     "File name prefix of the WARC files (empty: the spider's name); the start time, host name and process id follow, so cluster workers never share a file.",
 )
 
+# --- near-duplicates ---------------------------------------------------------------------
+_add(
+    "FOCUSCRAWL_DEDUP",
+    False,
+    "Near-duplicate pages: a page whose main text is within `FOCUSCRAWL_DUPLICATE_BITS` of a page already fetched gets `duplicate_of` (that page's URL), is not judged or counted in the harvest again, and its links are not followed again (docs/dedup.md). With a Redis URL the index is shared by the crawl's workers (keys under `FOCUSCRAWL_REDIS_PREFIX`), else it is the process's own.",
+)
+_add(
+    "FOCUSCRAWL_DUPLICATE_BITS",
+    4,
+    "Simhash bits (of 64, over the main text's word pairs) within which two pages are near-duplicates; 0: exact copies only (same content digest).",
+    maximum=8,
+)
+_add(
+    "FOCUSCRAWL_DUPLICATE_MIN_WORDS",
+    20,
+    "Pages whose main text has fewer words are never marked (too little text to call a copy: a listing, an empty script shell).",
+)
+_add(
+    "FOCUSCRAWL_DUPLICATE_MAX_PAGES",
+    2_000_000,
+    "Pages the near-duplicate index remembers (about 85 bytes plus the URL each, bench/bench_dedup.py); past it pages are still compared with those kept. 0: no cap.",
+)
+
+# --- JavaScript pages (rendering) --------------------------------------------------------
+_add(
+    "FOCUSCRAWL_RENDER_JS",
+    "never",
+    "Render pages in a headless browser (scrapy-playwright with Debian's chromium; `pip install 'focuscrawl[render]'`): `never`; `auto` renders a page once when its HTML is an empty script shell (little visible text, a root element, scripts); `always` renders every request but robots.txt. The browser reaches only what the crawler may (docs/render.md).",
+    choices=("never", "auto", "always"),
+)
+_add(
+    "FOCUSCRAWL_RENDER_HOSTS",
+    "",
+    "Hosts (comma-separated; a name includes its subdomains) whose pages may be rendered. Empty: every host.",
+)
+_add(
+    "FOCUSCRAWL_RENDER_BUDGET",
+    100,
+    "Pages rendered per host at most; past it the host's pages are used as fetched (`focuscrawl/render/skip/budget`). 0: no limit.",
+)
+_add(
+    "FOCUSCRAWL_RENDER_CONCURRENCY",
+    2,
+    "Browser pages open at once (one browser, one context); further renders wait for a page.",
+    minimum=1,
+    maximum=64,
+)
+_add(
+    "FOCUSCRAWL_RENDER_BROWSER",
+    "/usr/bin/chromium",
+    "The chromium executable that renders (no browser is downloaded).",
+)
+
 # --- network addresses -------------------------------------------------------------------
 _add(
     "FOCUSCRAWL_ALLOW_PRIVATE",
@@ -506,10 +588,36 @@ _add(
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
 
 
+def describe(setting: Setting, quote: str = "'") -> str:
+    """What values a setting takes, in words (the README's ``values`` column, with ``quote``
+    a backtick)."""
+    default = setting.default
+    if setting.choices:
+        shown = [f"{quote}{c}{quote}" if c else "empty" for c in setting.choices]
+        return "one of " + ", ".join(shown)
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int | float):
+        noun = "a whole number" if isinstance(default, int) else "a number"
+        lo, hi = setting.minimum, setting.maximum
+        if lo is not None and hi is not None:
+            return f"{noun} between {_num(lo)} and {_num(hi)}"
+        if lo is not None:
+            return f"{noun} >= {_num(lo)}"
+        if hi is not None:
+            return f"{noun} <= {_num(hi)}"
+        return noun
+    if isinstance(default, dict):
+        return "a mapping"
+    return "text"
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
 def markdown_table() -> str:
     """The README's settings table."""
-    from focuscrawl.validation import describe
-
     rows = ["| setting | default | values | what it does |", "| --- | --- | --- | --- |"]
     for s in SETTINGS:
         rows.append(f"| `{s.name}` | `{s.default!r}` | {describe(s, '`')} | {s.doc} |")

@@ -15,7 +15,15 @@ HELP = "serve a local multi-host test web (synthetic, evolving, Wikispeedia or h
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--corpus",
-        choices=["synthetic", "evolving", "wikispeedia", "hostile", "hostile-mix"],
+        choices=[
+            "synthetic",
+            "evolving",
+            "wikispeedia",
+            "hostile",
+            "hostile-mix",
+            "mirrored",
+            "jsweb",
+        ],
         default="synthetic",
         help="hostile: ordinary pages among hostile pages, wire tricks and traps (hostile-mix: "
         "with the synthetic web, for the soak bench)",

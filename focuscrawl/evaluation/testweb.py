@@ -21,8 +21,16 @@ from focuscrawl.evaluation.server import bind_sockets, serve_forever
 from focuscrawl.evaluation.site import Site, loopback_hosts
 from focuscrawl.netguard import allow_private_value
 
-CORPORA = ("synthetic", "evolving", "wikispeedia", "hostile", "hostile-mix")
-DEFAULT_HOSTS = {"synthetic": 6, "evolving": 3, "wikispeedia": 8, "hostile": 1, "hostile-mix": 7}
+CORPORA = ("synthetic", "evolving", "wikispeedia", "hostile", "hostile-mix", "mirrored", "jsweb")
+DEFAULT_HOSTS = {
+    "synthetic": 6,
+    "evolving": 3,
+    "wikispeedia": 8,
+    "hostile": 1,
+    "hostile-mix": 7,
+    "mirrored": 4,
+    "jsweb": 6,
+}
 _MAIN = "import sys; from focuscrawl.cli import main; sys.exit(main())"
 
 
@@ -48,6 +56,14 @@ def build_site(
         from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, WikispeediaSite
 
         return WikispeediaSite(WikispeediaCorpus.open(corpora), hosts=hosts, port=port)
+    if corpus == "mirrored":  # 20 % of the pages are copies (near-duplicates)
+        from focuscrawl.evaluation.mirrored import MirroredWeb
+
+        return MirroredWeb(hosts, port, seed=seed, pages=pages)
+    if corpus == "jsweb":  # 5 % of the articles are script shells; /js/ pages on the first host
+        from focuscrawl.evaluation.jsweb import ScriptWeb
+
+        return ScriptWeb(hosts, port, seed=seed, **_size(pages))
     if corpus in ("hostile", "hostile-mix"):  # ordinary pages among hostile ones and traps
         from focuscrawl.evaluation.hostile import HostileWeb
 
@@ -65,6 +81,10 @@ def internal_hosts(corpus: str) -> list[str]:
         from focuscrawl.evaluation.hostile import INTERNAL_HOSTS
 
         return list(INTERNAL_HOSTS)
+    if corpus == "jsweb":
+        from focuscrawl.evaluation.jsweb import INTERNAL_HOST
+
+        return [INTERNAL_HOST]
     return []
 
 

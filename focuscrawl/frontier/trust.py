@@ -82,6 +82,9 @@ META_RULES: dict[str, Callable[[Any], bool]] = {
     "redirect_ttl": _is_count,
     "retry_times": _is_count,
     "focuscrawl_no_conditional": _is_flag,
+    # a shell page to fetch again in the browser (FOCUSCRAWL_RENDER_JS=auto); the worker's
+    # RenderMiddleware still checks the host, and sets scrapy-playwright's own keys itself
+    "focuscrawl_render": _is_flag,
 }
 #: named in the log when found: keys that would let a queue entry steer the downloader
 DANGEROUS_META = frozenset(

@@ -17,7 +17,9 @@ from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
 from focuscrawl.blocks import Page, partition
-from focuscrawl.crawlstop import Unfinished
+from focuscrawl.change.recrawl import NewLinks
+from focuscrawl.crawlstop import Unfinished, stop_crawl
+from focuscrawl.dedup.hook import DuplicateHook
 from focuscrawl.frontier.policy import CrawlPolicy
 from focuscrawl.frontier.scoring import SEED_SCORE, SharkParams
 from focuscrawl.frontier.urls import TrapLimits
@@ -29,8 +31,10 @@ from focuscrawl.topic import Topic, load_topic
 
 logger = logging.getLogger(__name__)
 
+USAGE_EXIT = 2  # the exit status of a usage error (as the crawl command's own checks)
 PAGE_META = "focuscrawl_page"  # set by focuscrawl.middlewares.partition.PartitionMiddleware
 FINGERPRINTS_META = "focuscrawl_fingerprints"  # set by the conditional-GET middleware
+NO_CONDITIONAL_META = "focuscrawl_no_conditional"  # a full GET (the conditional-GET middleware)
 
 
 class TopicalSpider(Spider):
@@ -52,6 +56,8 @@ class TopicalSpider(Spider):
         self.mode = mode
         self.seq = 0
         self.relevant_count = 0
+        self.new_links: NewLinks | None = None  # recrawl: what a revisited page follows
+        self.refused = False  # set up with a setting it cannot run with: closes at once
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicalSpider:
@@ -95,6 +101,7 @@ class TopicalSpider(Spider):
                 learn_features=s.get("FOCUSCRAWL_LINK_LEARNER_FEATURES"),
                 words=s.getfloat("FOCUSCRAWL_LINK_WORDS"),
                 words_top=s.getint("FOCUSCRAWL_LINK_WORDS_TOP"),
+                hits_every=s.getint("FOCUSCRAWL_HITS_EVERY", 50),
             ),
             TrapLimits(
                 max_length=s.getint("FOCUSCRAWL_MAX_URL_LENGTH"),
@@ -104,6 +111,21 @@ class TopicalSpider(Spider):
             auto_threshold=auto,
             calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
         )
+        if self.policy.strategy == "hits" and shared_frontier(s):
+            # HITS keeps its graph in this process and re-scores the queue from it: workers
+            # sharing a Redis frontier would each rank it from their own part of the graph
+            logger.error(
+                "strategy hits runs with the in-process frontier only (FOCUSCRAWL_FRONTIER="
+                "memory, no REDIS_URL): choose another strategy for a Redis frontier"
+            )
+            self.refused = True  # no start requests: nothing to fail, exit status 2 stays
+            stop_crawl(self.crawler, "hits_needs_local_frontier", USAGE_EXIT)
+        self.duplicates = DuplicateHook.from_crawler(self.crawler, self.policy)  # None: off
+        if self.mode == "recrawl" and s.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+            from focuscrawl.pipelines.change import thresholds_from
+
+            self.new_links = NewLinks.from_settings(s, thresholds_from(s))
+            self.new_links.open()
         # without the partition middleware (a project that disabled it) the spider parses
         mws = s.getwithbase("DOWNLOADER_MIDDLEWARES")
         self.parse_here = not mws.get("focuscrawl.middlewares.partition.PartitionMiddleware")
@@ -115,6 +137,7 @@ class TopicalSpider(Spider):
         )
 
     policy: CrawlPolicy
+    duplicates: DuplicateHook | None = None  # FOCUSCRAWL_DEDUP: set up when the spider opens
 
     @property
     def model(self) -> PageScorer:
@@ -126,6 +149,8 @@ class TopicalSpider(Spider):
             yield item
 
     def start_requests(self) -> Iterator[Request]:
+        if self.refused:
+            return
         if self.mode == "recrawl":
             yield from self._recrawl_requests()
             return
@@ -135,20 +160,28 @@ class TopicalSpider(Spider):
             yield self._request(url, SEED_SCORE, {"d": 0, "seed": 1})
 
     def _recrawl_requests(self) -> Iterator[Request]:
-        """The stored pages that are due, best first; 404/410 reach the spider as tombstones."""
+        """The topic's seeds (fetched in full: they calibrate the relevance judge as in a
+        crawl), then the stored pages that are due, best first; 404/410 reach the spider as
+        tombstones. Every one of them is a revisit (``re``): it follows only its new links."""
         from focuscrawl.change.recrawl import due_urls
 
         urls = due_urls(self.crawler.settings)
         self.crawler.stats.set_value("focuscrawl/recrawl/due", len(urls))
         logger.info("Recrawl: %d stored pages are due", len(urls))
+        seeds = list(dict.fromkeys(self.topic.seeds))
+        for url in seeds:
+            state = {"d": 0, "seed": 1, "re": 1, "score": SEED_SCORE + 1}
+            yield self._revisit(url, state, full=True)
+        known = set(seeds)
         for rank, url in enumerate(urls):
-            state = {"d": 0, "seed": 1, "re": 1, "score": SEED_SCORE - rank}
-            yield Request(
-                url,
-                errback=self.errback,
-                dont_filter=True,
-                meta={"focuscrawl": state, "handle_httpstatus_list": [404, 410]},
-            )
+            if url not in known:
+                yield self._revisit(url, {"d": 0, "re": 1, "score": SEED_SCORE - rank})
+
+    def _revisit(self, url: str, state: dict[str, Any], full: bool = False) -> Request:
+        meta: dict[str, Any] = {"focuscrawl": state, "handle_httpstatus_list": [404, 410]}
+        if full:
+            meta[NO_CONDITIONAL_META] = True
+        return Request(url, errback=self.errback, dont_filter=True, meta=meta)
 
     def _request(self, url: str, score: float, state: dict[str, Any]) -> Request:
         state["score"] = score
@@ -175,9 +208,21 @@ class TopicalSpider(Spider):
             self.crawler.stats.inc_value("focuscrawl/skip/no_page")
             self._log_fetch(response.url, response.status, state, None)
             return
-        judgement = self.policy.judge(page, state)
-        relevance, relevant = judgement.relevance, judgement.relevant
-        seq = self._log_fetch(response.url, response.status, state, relevance, relevant, page.kind)
+        copy = self.duplicates.check(response, page) if self.duplicates is not None else None
+        dup = copy.match if copy is not None else None
+        if dup is not None:  # a copy: judged, counted and expanded once, as the page it copies
+            relevance, relevant = dup.relevance, False
+            seq = self._log_fetch(
+                response.url, response.status, state, None, kind=page.kind, dup=dup.url
+            )
+        else:
+            judgement = self.policy.judge(page, state)
+            relevance, relevant = judgement.relevance, judgement.relevant
+            if copy is not None:
+                copy.remember(relevance)
+            seq = self._log_fetch(
+                response.url, response.status, state, relevance, relevant, page.kind
+            )
         yield PageItem(
             url=response.url,
             title=page.title,
@@ -195,11 +240,58 @@ class TopicalSpider(Spider):
             score=float(state.get("score", 0.0)),
             headers=_validators(response),
             fingerprints=response.meta.get(FINGERPRINTS_META) or {},
+            duplicate_of=dup.url if dup is not None else "",
+            canonical=copy.canonical if copy is not None else "",
         )
-        if state.get("ex") and not self.topic.seeds:
+        if dup is not None or (state.get("ex") and not self.topic.seeds):
             return
+        follow = self._new_links(response, page) if state.get("re") else None
+        queued = 0
         for target, _score, child in self.policy.links(page, response.url, state, judgement):
+            if follow is not None and target not in follow:
+                continue
+            queued += 1
             yield Request(target, errback=self.errback, meta={"focuscrawl": child})
+        if follow is not None and queued:
+            self.crawler.stats.inc_value("focuscrawl/recrawl/new_links", queued)
+
+    def _new_links(self, response: Response, page: Page) -> frozenset[str] | None:
+        """A revisited page's links to follow (asked before its item reaches the change
+        pipeline): its new content links when it changed significantly, else none. ``None``
+        (all of them) when the page has no stored version or the store cannot answer."""
+        if self.new_links is None:
+            return None
+        from focuscrawl.change.fingerprint import Fingerprints, fingerprint
+        from focuscrawl.change.store import StoreError
+        from focuscrawl.frontier.urls import clean_url
+
+        data = response.meta.get(FINGERPRINTS_META)
+        try:
+            if data:
+                new = Fingerprints.from_dict(data)
+            else:
+                headers = _validators(response)
+                headers = {
+                    "ETag" if k == "etag" else "Last-Modified": v for k, v in headers.items()
+                }
+                new = fingerprint(
+                    page, response.body, headers, thresholds=self.new_links.thresholds
+                )
+            status, urls = self.new_links.of(response.url, new)
+        except (StoreError, ValueError) as exc:
+            logger.warning("recrawl: no stored version of %s to compare (%s)", response.url, exc)
+            self.crawler.stats.inc_value("focuscrawl/recrawl/store_error")
+            return None
+        stats = self.crawler.stats
+        if urls is None:
+            return None
+        if not urls:
+            stats.inc_value("focuscrawl/recrawl/not_expanded")
+            return urls
+        stats.inc_value("focuscrawl/recrawl/expanded")
+        limits = self.policy.limits
+        # the policy yields cleaned URLs: compare like with like
+        return frozenset(clean_url(u, limits)[0] for u in urls)
 
     def errback(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
@@ -232,6 +324,7 @@ class TopicalSpider(Spider):
         relevance: float | None,
         relevant: bool = False,
         kind: str = "",
+        dup: str = "",
     ) -> int:
         self.seq += 1
         stats = self.crawler.stats
@@ -253,10 +346,15 @@ class TopicalSpider(Spider):
             "parent": state.get("par"),
             "t": round(time.time(), 3),
         }
+        if dup:  # a near-duplicate: not judged, not counted in the harvest (FOCUSCRAWL_DEDUP)
+            record["duplicate_of"] = dup
         self.crawler.signals.send_catch_log(page_fetched, record=record, spider=self)
         return self.seq
 
     def closed(self, reason: str) -> None:
+        new_links, self.new_links = getattr(self, "new_links", None), None
+        if new_links is not None:
+            new_links.close()
         policy = getattr(self, "policy", None)  # None when the spider never opened
         for why, count in policy.skipped.items() if policy is not None else ():
             self.crawler.stats.set_value(f"focuscrawl/skip/url/{why}", count)
@@ -268,6 +366,14 @@ class TopicalSpider(Spider):
             self.crawler.stats.set_value(
                 "focuscrawl/harvest/rate", round(self.relevant_count / pages, 4)
             )
+
+
+def shared_frontier(settings: Any) -> bool:
+    """Whether the crawl's frontier is Redis (shared by workers), as the factory decides."""
+    from focuscrawl.frontier.factory import redis_url
+
+    backend = settings.get("FOCUSCRAWL_FRONTIER", "memory")
+    return backend == "redis" or bool(backend == "memory" and redis_url(settings))
 
 
 def _block_counts(page: Page) -> dict[str, int]:
