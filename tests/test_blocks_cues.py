@@ -56,3 +56,20 @@ def test_noise_blocks_say_which_cue_marked_them() -> None:
 def test_labels_are_capped() -> None:
     html = "<p>text</p>" + "<button>Buy</button>" * (rules.MAX_LABELS + 50)
     assert len(partition(html, URL).labels) == rules.MAX_LABELS
+
+
+def test_message_boxes_are_never_the_content() -> None:
+    # A modal privacy policy longer than the page's own text: hidden until a click, never the
+    # article, and not read as hidden content (tabs) either.
+    policy = "<p>" + "We process personal information for our legitimate purposes. " * 60 + "</p>"
+    html = (
+        "<html><body><div class='product'><h1>Wool Runner</h1>"
+        "<p>A soft, breathable wool sneaker, made for everyday walking, with a cushioned sole.</p>"
+        "</div>"
+        f"<footer><div role='dialog' aria-modal='true'>{policy}</div></footer>"
+        "<p role='alert'>Oops! Looks like we are having trouble connecting.</p></body></html>"
+    )
+    page = partition(html, "https://shop.example/products/wool-runner")
+    assert "breathable wool sneaker" in page.main_text
+    assert "personal information" not in page.main_text
+    assert "trouble connecting" not in page.main_text

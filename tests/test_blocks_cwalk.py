@@ -94,6 +94,9 @@ CASES = [
     "<fb:like href='/fb'>ns</fb:like><o:p>office</o:p>",
     b"\xef\xbb\xbf<p>bom page <a href='/b'>b</a></p>",
     b"<meta charset='iso-8859-1'><p>caf\xe9</p>",
+    "<div role=' Dialog ' aria-modal='true'><p>Update your browser, please.</p></div>"
+    "<div role='navigation'><a href='/n'>n</a></div><div aria-modal='true'>m</div>"
+    "<div class='reviews'><p>Great shelf, five stars.</p></div><p role='alert'>oops</p>",
 ]
 
 

@@ -39,7 +39,7 @@ cetree.import_lxml__etree()
 
 # What the Python side expects of this module (partition.py / segment.py / css.py check it):
 # a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
-ABI = 3
+ABI = 4
 
 cdef enum:
     F_SKIP = 1
@@ -474,6 +474,8 @@ cdef class _Walker:
         cdef const char* name
         cdef object cls = None, el_id = None, style = None, href = None, src = None, rel = None
         cdef bint hidden = False, unlikely = False, sidebar = False, h, sb
+        cdef bint modal = False, chrome_role = False
+        cdef str role
         cdef double weight = 0.0
         cdef tuple classes = ()
         cdef object info
@@ -505,6 +507,13 @@ cdef class _Walker:
                 elif strcmp(name, "aria-hidden") == 0:
                     if _attr_value(c, attr) == "true":
                         hidden = True
+                elif strcmp(name, "role") == 0:
+                    role = _attr_value(c, attr).strip().lower()
+                    modal = modal or role in _MODAL_ROLES
+                    chrome_role = role in _CHROME_ROLES
+                elif strcmp(name, "aria-modal") == 0:
+                    if _attr_value(c, attr) == "true":
+                        modal = True
             attr = attr.next
         if cls or el_id:
             key = (cls or "", el_id or "")
@@ -514,6 +523,8 @@ cdef class _Walker:
             weight = info[0]
             unlikely = info[1]
             classes = info[2]
+        unlikely = unlikely or modal or chrome_role
+        hidden = hidden or modal
         if style:
             hidden = hidden or _INLINE_HIDDEN(style)
             sidebar = _INLINE_SIDEBAR(style)
@@ -637,6 +648,8 @@ cdef class _Walker:
 
 
 _INLINE_HIDDEN = _py.inline_hidden
+cdef frozenset _MODAL_ROLES = rules.MODAL_ROLES
+cdef frozenset _CHROME_ROLES = rules.CHROME_ROLES
 _INLINE_SIDEBAR = _py.inline_sidebar
 cdef double _SIDEBAR_STYLE_WEIGHT = rules.SIDEBAR_STYLE_WEIGHT
 cdef Py_ssize_t _MAX_LABELS = rules.MAX_LABELS

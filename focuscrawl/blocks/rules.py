@@ -92,6 +92,14 @@ BREAK_TAGS = frozenset({"br", "li", "dt", "dd", "img", "input", "label", "option
 # Sectioning tags that say "not the article" on their own.
 NOISE_SECTION_TAGS = frozenset({"nav", "aside", "header", "footer", "form", "menu", "dialog"})
 
+# ARIA roles that say "not the content" (Readability.js's unlikely roles). Message boxes (a
+# dialog or alert role, or aria-modal="true") hold system text: "update your browser", "trouble
+# connecting", a privacy policy or sign-up box waiting for a click. They count as hidden (a
+# script shows them) and "unlikely": never the article, and not read as hidden content either.
+# Menus, navigation and complementary boxes are chrome: "unlikely".
+MODAL_ROLES = frozenset({"dialog", "alertdialog", "alert"})
+CHROME_ROLES = frozenset({"menu", "menubar", "complementary", "navigation"})
+
 HEADING_TAGS = frozenset({"h1", "h2", "h3"})
 
 # Tags whose own text counts as a paragraph when scoring containers.
@@ -105,6 +113,8 @@ COUNTED_TAGS = frozenset({"p", "img", "li", "input", "embed", "object"})
 UNLIKELY_WORDS = (
     "combx",
     "comment",
+    "reviews",  # a shop's customer reviews: a product page's comments (singular "review" is
+    # the article on review sites)
     "community",
     "disqus",
     "extra",

@@ -176,6 +176,7 @@ def walk_python(  # noqa: C901
     block_tags, skip_tags, break_tags = rules.BLOCK_TAGS, rules.SKIP_TAGS, rules.BREAK_TAGS
     noise_tags, counted = rules.NOISE_SECTION_TAGS, rules.COUNTED_TAGS
     label_tags, max_labels = rules.LABEL_TAGS, rules.MAX_LABELS
+    modal_roles, chrome_roles = rules.MODAL_ROLES, rules.CHROME_ROLES
     use_css = bool(css)
     # Names any style rule mentions: an element naming none of them needs no ``css.cues`` call.
     css_tags = css.hidden_tags
@@ -247,7 +248,7 @@ def walk_python(  # noqa: C901
                 continue
             # One items() call instead of several get()s; no loop for attribute-less elements.
             cls = el_id = style = href = src = rel = None
-            hidden = False
+            hidden = modal = chrome_role = False
             attrs = el.items()
             if attrs:
                 for key, value in attrs:
@@ -265,6 +266,12 @@ def walk_python(  # noqa: C901
                         src = value
                     elif key == "hidden" or (key == "aria-hidden" and value == "true"):
                         hidden = True
+                    elif key == "role":
+                        role = value.strip().lower()
+                        modal = modal or role in modal_roles
+                        chrome_role = role in chrome_roles
+                    elif key == "aria-modal" and value == "true":
+                        modal = True
             if cls or el_id:
                 info = pair_get((cls or "", el_id or ""))
                 if info is None:
@@ -272,6 +279,8 @@ def walk_python(  # noqa: C901
                 weight, unlikely, classes = info
             else:
                 weight, unlikely, classes = 0.0, False, ()
+            unlikely = unlikely or modal or chrome_role
+            hidden = hidden or modal
             sidebar = False
             if style:
                 hidden = hidden or inline_hidden(style)
