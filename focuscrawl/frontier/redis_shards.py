@@ -39,7 +39,14 @@ from focuscrawl.credentials import redact_url
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
 from focuscrawl.frontier.prefetch import Prefetched
 from focuscrawl.frontier.quarantine import QuarantineRecord
-from focuscrawl.frontier.redis import SOCKET_TIMEOUTS, PushItem, RedisFrontier, _Sent
+from focuscrawl.frontier.redis import (
+    _RESULTS,
+    PUSH_CHUNK,
+    SOCKET_TIMEOUTS,
+    PushItem,
+    RedisFrontier,
+    _Sent,
+)
 from focuscrawl.frontier.redis_health import FrontierUnavailable
 from focuscrawl.frontier.shard_keys import (  # re-exported
     SHARDS_PER_MASTER,
@@ -53,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 SAMPLE = 2  # shards whose head is read every PROBE_EVERY pops (other workers' pushes show up)
 PROBE_EVERY = 4
+PROBE_MAX = 64  # probes that find every head as tracked back off, up to one every PROBE_MAX pops
 HOLD_LINKS = 512  # links and acks held (not sent) over all shards before every shard sends
 HOLD_SECONDS = 0.5  # ... or when the oldest held link or ack is this old
 _EMPTY = float("-inf")
@@ -83,12 +91,16 @@ class ShardedRedisFrontier:
         self._probes: list[int] = []  # shards whose head read was sent with the last pop
         self._pops = 0
         self._free_probes = 0  # heads read along with other sends since the last probe
+        self._every = PROBE_EVERY  # pops between probes now (see _probed)
+        self._next_probe = PROBE_EVERY
         self._unread: set[int] = set()  # shards with pushes sent, replies not read
         # held: links queued in shards' outboxes (sent with the shard's next pop, or when
         # HOLD_LINKS / HOLD_SECONDS are reached); acks wait until their page's links are sent
         self._held_links = 0
         self._held_since = 0.0
-        self._acks: list[tuple[int, bytes, list[_Sent]]] = []  # (shard, fp, links it follows)
+        self._held: dict[int, _Held] = {}  # shard → links held for it (not in its outbox yet)
+        self._acks: list[tuple[int, bytes, list[_Held]]] = []  # (shard, fp, links it follows)
+        self._ready: dict[int, list[bytes]] = {}  # shard → acks whose links were sent
         self._ready_acks: dict[int, list[bytes]] = {}  # shard → acks whose links were sent
         self._next_requeue = 0.0
         self._rng = random.Random()
@@ -293,11 +305,12 @@ class ShardedRedisFrontier:
 
             return got
 
-        links: list[_Sent] = []
+        links: list[_Held] = []
         for k, found in groups.items():
-            shard = self.shards[k]
-            shard.push_many([items[i] for i in found], (), collect(k))
-            links.append(shard._outbox[-1])  # the batch just queued
+            held = self._held.setdefault(k, _Held())
+            held.items.extend(items[i] for i in found)
+            held.callbacks.append((len(found), collect(k)))
+            links.append(held)
             for i in found:  # counted now: a pop to this shard sends them first
                 self._pushed(k, float(items[i][1]), PushResult.ADDED, host_of(items[i][0]))
         for fp in ack:
@@ -348,19 +361,50 @@ class ShardedRedisFrontier:
         ready: dict[int, list[bytes]] = {}
         keep = []
         for k, fp, after in self._acks:
-            if all(batch.sent for batch in after):
+            if all(held.batch is not None and held.batch.sent for held in after):
                 ready.setdefault(k, []).append(fp)
             else:
                 keep.append((k, fp, after))
         self._acks = keep
         for k, fps in ready.items():
-            shard = self.shards[k]
-            shard._exec([shard._pushack([], fps, acks_first=False)], _ignore, send=False)
+            self._ready.setdefault(k, []).extend(fps)
+
+    def _stage(self, k: int) -> None:
+        """Put what shard ``k`` holds (links of many pages, acks) in its outbox, as one
+        ``pushack`` per ``PUSH_CHUNK`` links (one script call, not one per page): it goes
+        out with the shard's next send. Each page's results go to its ``on_results``."""
+        held = self._held.pop(k, None)
+        acks = self._ready.pop(k, [])
+        if held is None and not acks:
+            return
+        shard = self.shards[k]
+        items = held.items if held is not None else []
+        chunks = [items[i : i + PUSH_CHUNK] for i in range(0, len(items), PUSH_CHUNK)] or [[]]
+        commands = [
+            shard._pushack(chunk, acks if n == len(chunks) - 1 else (), acks_first=False)
+            for n, chunk in enumerate(chunks)
+        ]
+        callbacks = held.callbacks if held is not None else []
+
+        def split(replies: list[Any]) -> None:
+            results = [_RESULTS[r.decode()] for reply in replies for r in reply]
+            at = 0
+            for n, got in callbacks:
+                got(results[at : at + n])
+                at += n
+
+        shard._exec(commands, split, send=False)
+        if held is not None:
+            held.batch = shard._outbox[-1]
+
+    def _stage_all(self) -> None:
+        for k in [*self._held, *self._ready]:
+            self._stage(k)
 
     def _send_held(self, force: bool = False) -> None:
         """Every shard sends what it holds (without waiting) when ``force`` or past the
         limits; then the acks that waited for those links, in a second send."""
-        if not self._held_links and not self._acks:
+        if not self._held_links and not self._acks and not self._ready:
             return
         if (
             not force
@@ -378,6 +422,7 @@ class ShardedRedisFrontier:
     def _send_outboxes(self) -> None:
         """Send every shard's outbox, without waiting, each with a read of the shard's head
         (the heads the links raised, as Redis has them: a link already seen raises none)."""
+        self._stage_all()
         for k, shard in enumerate(self.shards):
             if shard._outbox:
                 shard._exec([_head_command(shard)], self._set_head(k))
@@ -483,9 +528,11 @@ class ShardedRedisFrontier:
             command, deliver = read
             j = self._shard_on_master_of(str(command[1]), k)
             if j is not None:
+                self._stage(j)
                 reader.append(self.shards[j]._read_sent)
                 self.shards[j]._exec([command], lambda replies: deliver(replies[0]), send=False)
         if k is not None:
+            self._stage(k)
             shard = self.shards[k]
             args = shard._ask(busy, shard._top_hosts, {})
             shard._ahead = []  # filled with the reply when it is read
@@ -493,7 +540,7 @@ class ShardedRedisFrontier:
             shard._exec([shard._eval("popbest", args), _head_command(shard)], self._got_ahead(k))
         if j is not None and j != k:  # the record is on another master: sent now, no wait,
             shard = self.shards[j]  # with that shard's head read (counts as a probe)
-            shard._exec([_head_command(shard)], self._set_head(j))
+            shard._exec([_head_command(shard)], self._probed(j))
             self._unread.add(j)
             self._free_probes += 1
 
@@ -527,6 +574,7 @@ class ShardedRedisFrontier:
 
     def _pop_shard(self, k: int, busy: HostBusy) -> FrontierEntry | None:
         """Pop from shard ``k``; its head after the pop comes in the same round trip."""
+        self._stage(k)
         shard = self.shards[k]
         known: dict[str, bool] = {}
         ask = shard._top_hosts
@@ -549,10 +597,12 @@ class ShardedRedisFrontier:
 
     def _probe(self) -> None:
         """Every ``PROBE_EVERY`` pops, send the head read of ``SAMPLE`` random shards (read
-        at the next pop): each costs its master a send, so not at every pop."""
+        at the next pop): each costs its master a send, so not at every pop, and less often
+        while they find nothing new (one worker alone: the tracked heads are exact)."""
         self._pops += 1
-        if self._pops % PROBE_EVERY:
+        if self._pops < self._next_probe:
             return
+        self._next_probe = self._pops + max(self._every, PROBE_EVERY)
         if self._free_probes >= SAMPLE:  # heads read with other sends meanwhile
             self._free_probes -= SAMPLE
             return
@@ -560,8 +610,23 @@ class ShardedRedisFrontier:
         n = len(self.shards)
         self._probes = self._rng.sample(range(n), min(SAMPLE, n))
         for k in self._probes:
+            self._stage(k)
             shard = self.shards[k]
-            shard._exec([_head_command(shard)], self._set_head(k))
+            shard._exec([_head_command(shard)], self._probed(k))
+
+    def _probed(self, k: int) -> Callable[[list[Any]], None]:
+        """A probe's reply: a head other than the tracked one (another worker pushed or
+        popped there) brings probing back to every ``PROBE_EVERY`` pops; else it backs off."""
+        set_head = self._set_head(k)
+
+        def got(replies: list[Any]) -> None:
+            if _head_of(replies[0]) != self._head[k]:
+                self._every = PROBE_EVERY
+            elif self._every < PROBE_MAX:
+                self._every *= 2
+            set_head(replies)
+
+        return got
 
     def _set_head(self, k: int) -> Callable[[list[Any]], None]:
         def got(replies: list[Any]) -> None:
@@ -581,6 +646,7 @@ class ShardedRedisFrontier:
         """Read the heads of ``shards`` (sent to all, then read: one wait)."""
         shards = list(shards)
         for k in shards:
+            self._stage(k)
             shard = self.shards[k]
             shard._exec([_head_command(shard)], self._set_head(k))
         for k in shards:
@@ -598,7 +664,7 @@ class ShardedRedisFrontier:
         k = self._where.pop(fingerprint[:8], None)
         if k is not None:
             self.shards[k]._acked(fingerprint)
-            self._acks.append((k, fingerprint, []))
+            self._ready.setdefault(k, []).append(fingerprint)
             self._hold(1)
             return
         self._send_held(force=True)
@@ -621,6 +687,7 @@ class ShardedRedisFrontier:
 
             return got
 
+        self._stage_all()  # what the shards hold goes with it (the requeue: every second)
         for k, shard in enumerate(self.shards):
             shard._exec([command(shard)], keep(k))
         for shard in self.shards:
@@ -663,6 +730,17 @@ class ShardedRedisFrontier:
                 self.quarantined.extend(shard.quarantined)
                 shard.quarantined = []
         return n
+
+
+class _Held:
+    """Links held for one shard (pages' ``push_many``), and once staged, their batch."""
+
+    __slots__ = ("batch", "callbacks", "items")
+
+    def __init__(self) -> None:
+        self.items: list[PushItem] = []
+        self.callbacks: list[tuple[int, Callable[[list[PushResult]], None]]] = []
+        self.batch: _Sent | None = None
 
 
 def _head_command(shard: RedisFrontier) -> tuple[Any, ...]:
