@@ -9,7 +9,7 @@ pops one entry, judges the page, and sends its links and its ack as the schedule
 connections and, on the cluster, its own view of the shards' heads), as separate processes do.
 
     FOCUSCRAWL_CORPORA=/work/shared/corpora .venv/bin/python bench/bench_cluster_recall.py \\
-        [--topics Birds,Chemistry] [--pages 500] [--workers 3]
+        [--topics Birds,Chemistry] [--pages 500] [--workers 3] [--pop-ahead]
 """
 
 from __future__ import annotations
@@ -93,6 +93,9 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=500)
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--shards", type=int, default=0)
+    parser.add_argument(
+        "--pop-ahead", action="store_true", help="each pop sends the next ahead, as in a crawl"
+    )
     args = parser.parse_args()
     from bench_cluster_memory import Server
 
@@ -128,6 +131,7 @@ def main() -> None:
                         for _ in range(args.workers)
                     ]
                 for frontier in frontiers:
+                    frontier.pop_ahead = args.pop_ahead
                     frontier.open()
                 log = crawl(site, topic, frontiers, args.pages)
                 for frontier in frontiers:

@@ -178,3 +178,132 @@ def test_host_slots_are_shared_on_the_cluster_in_the_hosts_shard(
     frontier.close()
     for gate in gates:
         gate.close()
+
+
+class TestClusterFrontierPopAhead(FrontierContract):
+    """A crawl's frontier on the cluster: each pop sends the next one ahead."""
+
+    @pytest.fixture
+    def frontier(self, redis_cluster_url: str, cluster_client) -> Iterator[ShardedRedisFrontier]:  # type: ignore[no-untyped-def]
+        f = ShardedRedisFrontier(redis_cluster_url, PREFIX, shards=12)
+        f.pop_ahead = True
+        f.open()
+        yield f
+        f.close()
+
+
+def test_entry_popped_ahead_goes_back_on_close_on_the_cluster(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+) -> None:
+    f = ShardedRedisFrontier(redis_cluster_url, PREFIX, shards=12)
+    f.pop_ahead = True
+    f.open()
+    for i in range(3):
+        push(f, f"http://h{i}.test/{i}", i / 10)
+    first = f.pop()
+    assert first is not None and first.url == "http://h2.test/2"
+    assert len(f) == 2 and f.in_flight() == 2  # the next one is leased already, and counted
+    f.close()  # what the worker held goes back now, not as an attempt
+    g = make(redis_cluster_url, shards=12)
+    assert len(g) == 3 and g.in_flight() == 0
+    assert drain(g) == ["http://h2.test/2", "http://h1.test/1", "http://h0.test/0"]
+    g.close()
+
+
+def test_a_pages_ack_waits_for_its_links_and_a_dead_worker_loses_none(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+) -> None:
+    """Links and acks are held (sent with the shard's next pop, or all together): a worker
+    killed before they went out leaves its page leased, so it is fetched again."""
+    import hashlib
+
+    worker = ShardedRedisFrontier(redis_cluster_url, PREFIX, shards=12, requeue_interval=1e9)
+    worker.pop_ahead = True
+    worker.open()
+    push(worker, "http://a.test/page", 0.5)
+    entry = worker.pop()
+    assert entry is not None
+    links = [(f"http://l{i}.test/x", 0.9, hashlib.sha1(b"%d" % i).digest(), {}) for i in range(8)]
+    got: list[list[PushResult]] = []
+    worker.push_many(links, [entry.fingerprint], got.append)
+    for shard in worker.shards:  # the worker dies: nothing it held is sent
+        shard._conn.disconnect()
+        shard._client.close()
+    other = make(redis_cluster_url, shards=12)
+    assert len(other) == 0 and other.in_flight() == 1  # the page is still leased
+    expire_all(cluster_client)
+    assert other.requeue_expired(force=True) == 1
+    again = other.pop()
+    assert again is not None and again.url == "http://a.test/page"
+    # the page fetched again: its links and ack, held, then sent together
+    other.pop_ahead = True
+    other.push_many(links, [again.fingerprint], got.append)
+    other.flush()
+    assert got == [[PushResult.ADDED] * 8]
+    assert other.in_flight() == 0 and len(other) == 8
+    assert sorted(drain(other)) == sorted(url for url, *_ in links)
+    other.close()
+
+
+def test_a_page_costs_one_send_and_its_record_is_read_with_the_pop(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As a crawl on the cluster: the pop sent ahead carries the shard's held links and acks;
+    the popped URL's change record is read with it (on its own master's connection), so the
+    change store's reads send nothing; links and acks of many pages go in a few sends."""
+    import hashlib
+
+    import redis.connection
+
+    import focuscrawl.change.store_redis as store_redis
+    import focuscrawl.frontier.redis_shards as redis_shards
+    from focuscrawl.change.store_redis import RedisChangeStore, prefetch_command
+
+    monkeypatch.setattr(store_redis, "WRITE_DELAY", 1e9)  # counts must not depend on time
+    monkeypatch.setattr(redis_shards, "HOLD_SECONDS", 1e9)
+    store = RedisChangeStore(redis_cluster_url, prefix="fc:chgtest", cluster=True)
+    store.open()
+    f = ShardedRedisFrontier(redis_cluster_url, PREFIX, shards=12, requeue_interval=1e9)
+    f.pop_ahead = True
+    f.prefetch = lambda url, wait: prefetch_command(redis_cluster_url, url, wait)
+    f.open()
+    for i in range(40):
+        store.record(f"http://h{i % 6}.test/{i}", None, "new", 1.0)
+        push(f, f"http://h{i % 6}.test/{i}", 0.5 + i / 100)
+    store.flush()
+    sent = [0]
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self, command, check_health=True):  # type: ignore[no-untyped-def]
+        sent[0] += 1
+        return original(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    first = f.pop()  # the first pop waits; the next is sent ahead
+    assert first is not None
+    f.ack(first.fingerprint)
+    before, popped, serial = sent[0], 0, 0
+    for _ in range(30):
+        entry = f.pop()
+        assert entry is not None
+        popped += 1
+        sends = sent[0]
+        record = store.get(entry.url)  # read ahead with the pop: nothing sent
+        assert record is not None and record.history == [(1.0, "new")]
+        assert sent[0] == sends
+        links = []
+        for _ in range(3):
+            serial += 1
+            url = f"http://n{serial}.test/x"
+            links.append((url, 0.1, hashlib.sha1(url.encode()).digest(), {}))
+        f.push_many(links, [entry.fingerprint], lambda results: None)
+    # per page: the pop ahead, the record read when it is on another master, head probes
+    assert (sent[0] - before) / popped <= 2.5
+    f.flush()
+    assert f.in_flight() == 1  # the entry popped ahead
+    f.close()
+    store.close()

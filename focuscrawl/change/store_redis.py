@@ -115,8 +115,9 @@ def _text(value: bytes | str | None) -> str:
 class _Shared:
     """One connection per (Redis URL, prefix) in a process, and what it has queued and read."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, cluster: bool = False) -> None:
         self.client = client
+        self.cluster = cluster  # a Redis Cluster: keys carry their URL shard's hash tag
         self.refs = 0
         self.pending: list[tuple[str, list[Any]]] = []  # (url, script ARGV) not yet written
         self.pending_since = 0.0
@@ -174,7 +175,11 @@ class RedisChangeStore:
     def _eval_record(self, pipe: Any, url: str, args: list[Any]) -> None:
         at = self._prefix_of(url)
         keys = (f"{at}:p:{url}", f"{at}:urls", f"{at}:meta")
-        pipe.execute_command("EVAL", _RECORD, 3, *keys, *args)  # a cluster pipeline has no eval()
+        options: dict[str, Any] = {}
+        if self.cluster:  # the node named: else redis-py's cluster pipeline asks the server
+            # for the keys of every EVAL (COMMAND GETKEYS), one round trip per visit
+            options["target_nodes"] = pipe.get_node_from_key(keys[0])
+        pipe.execute_command("EVAL", _RECORD, 3, *keys, *args, **options)  # no cluster eval()
 
     @property
     def _meta(self) -> str:
@@ -212,7 +217,7 @@ class RedisChangeStore:
                     f"{redact_text(str(exc), self.url)}"
                 ) from exc
             if shared is None:
-                shared = _SHARED[(self.url, self.prefix)] = _Shared(client)
+                shared = _SHARED[(self.url, self.prefix)] = _Shared(client, self.cluster)
             shared.refs += 1
             shared.lost = None  # reopened: a lost store starts afresh (see _call)
             shared.cache.clear()
@@ -512,7 +517,7 @@ def prefetch_command(
     prefix, shared = found[0]
     if shared.lost is not None or any(u == url for u, _ in shared.pending):
         return None
-    store = RedisChangeStore(redis_url, prefix)
+    store = RedisChangeStore(redis_url, prefix, cluster=shared.cluster)
     store._shared = shared  # a view on the shared state, not a user of the connection
     if len(shared.awaited) >= CACHE_SIZE:
         shared.awaited.clear()

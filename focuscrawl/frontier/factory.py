@@ -19,13 +19,15 @@ DEFAULT_PREFETCH = "focuscrawl.change.store_redis.prefetch_command"
 def build_frontier(settings: Any, spider_name: str) -> Frontier:
     backend = settings.get("FOCUSCRAWL_FRONTIER", "memory")
     if backend == "redis" or (backend == "memory" and redis_url(settings)):
-        if redis_cluster(settings):  # sharded: the change store's record is on another slot
+        frontier: Any
+        if redis_cluster(settings):  # sharded: the record is read on its own master's shard
             from focuscrawl.frontier.redis_shards import ShardedRedisFrontier
 
-            return ShardedRedisFrontier.from_settings(settings, spider_name)
-        from focuscrawl.frontier.redis import RedisFrontier  # optional dependency
+            frontier = ShardedRedisFrontier.from_settings(settings, spider_name)
+        else:
+            from focuscrawl.frontier.redis import RedisFrontier  # optional dependency
 
-        frontier = RedisFrontier.from_settings(settings, spider_name)
+            frontier = RedisFrontier.from_settings(settings, spider_name)
         # the change store's read sent with each pop: handed in, named by a setting
         prefetch = load_prefetch(
             settings.get("FOCUSCRAWL_FRONTIER_PREFETCH", DEFAULT_PREFETCH) or ""

@@ -10,11 +10,18 @@ hash tag, best-first across them.
   (:mod:`focuscrawl.change.store_redis`).
 * **Best-first across shards.** The worker keeps the best score of each shard's head
   (``P:{t}:hosts``): learnt from each pop's reply (the head after it, read in the same round
-  trip), from its own pushes, and from two shards sampled at random at every pop (their heads
-  read with the next pop: the power-of-two-choices probe that brings in other workers' pushes).
-  A pop goes to the shard with the best known head; a shard whose free hosts have nothing is
-  passed over for the next best. With one worker the order is exactly the one-instance order
-  except between equal scores on different shards (insertion order holds within a shard).
+  trip), from its own pushes (at once, from their scores), from the head reads sent with every
+  batch of held links, and from two shards sampled at random every ``PROBE_EVERY`` pops (their
+  heads read with the next pop: the power-of-two-choices probe that brings in other workers'
+  pushes; a head read that rode along with another send counts as one). A pop goes to the
+  shard with the best known head; a shard whose free hosts have nothing is passed over for the
+  next best. With one worker the order is exactly the one-instance order except between equal
+  scores on different shards (insertion order holds within a shard).
+* **One wait per page** (a crawl's frontier, ``pop_ahead``): the next pop is sent ahead to the
+  best shard with that shard's held links and acks and, when the popped URL's change record is
+  on the same master, its ``prefetch`` read (else that read goes alone, without waiting, to a
+  shard of the record's master). A page's links wait in their shards' outboxes (sent with the
+  shard's next call, or all at ``HOLD_LINKS`` / ``HOLD_SECONDS``); its ack, until they are sent.
 * **Failover.** Each shard talks to the master serving its slot on its own connection; when it
   fails, the shard asks the cluster (``CLUSTER SLOTS``) where its slot is now and sends again
   what was not acknowledged there (:meth:`RedisFrontier._relocated`).
@@ -30,8 +37,16 @@ from typing import Any
 
 from focuscrawl.credentials import redact_url
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
+from focuscrawl.frontier.prefetch import Prefetched
 from focuscrawl.frontier.quarantine import QuarantineRecord
-from focuscrawl.frontier.redis import SOCKET_TIMEOUTS, PushItem, RedisFrontier
+from focuscrawl.frontier.redis import (
+    _RESULTS,
+    PUSH_CHUNK,
+    SOCKET_TIMEOUTS,
+    PushItem,
+    RedisFrontier,
+    _Sent,
+)
 from focuscrawl.frontier.redis_health import FrontierUnavailable
 from focuscrawl.frontier.shard_keys import (  # re-exported
     SHARDS_PER_MASTER,
@@ -45,6 +60,9 @@ logger = logging.getLogger(__name__)
 
 SAMPLE = 2  # shards whose head is read every PROBE_EVERY pops (other workers' pushes show up)
 PROBE_EVERY = 4
+PROBE_MAX = 64  # probes that find every head as tracked back off, up to one every PROBE_MAX pops
+HOLD_LINKS = 512  # links and acks held (not sent) over all shards before every shard sends
+HOLD_SECONDS = 0.5  # ... or when the oldest held link or ack is this old
 _EMPTY = float("-inf")
 
 
@@ -61,15 +79,29 @@ class ShardedRedisFrontier:
         self.retry_timeout = float(shard_kw.get("retry_timeout", 600.0))
         self.shards: list[RedisFrontier] = []
         self.quarantined: list[QuarantineRecord] = []
-        self.pop_ahead = False  # accepted for symmetry; each pop waits for one round trip
-        self.prefetch: Callable[[str, Callable[[], None]], Any] | None = None
+        self.pop_ahead = False  # on for a crawl's frontier (from_settings), see pop()
+        # the change store's read of the URL just popped, sent with the next pop ahead (on the
+        # connection of a shard on the record's master; see RedisFrontier.prefetch)
+        self.prefetch: Callable[[str, Callable[[], None]], Prefetched] | None = None
+        self._ahead_k: int | None = None  # the shard the next pop was sent ahead to
         self._nonblocking = False
         self._cluster: Any = None
         self._head: list[float] = []  # best known score of each shard's head (-inf: empty)
         self._where: dict[bytes, int] = {}  # fp8 → shard of the entries this worker holds
         self._probes: list[int] = []  # shards whose head read was sent with the last pop
         self._pops = 0
+        self._free_probes = 0  # heads read along with other sends since the last probe
+        self._every = PROBE_EVERY  # pops between probes now (see _probed)
+        self._next_probe = PROBE_EVERY
         self._unread: set[int] = set()  # shards with pushes sent, replies not read
+        # held: links queued in shards' outboxes (sent with the shard's next pop, or when
+        # HOLD_LINKS / HOLD_SECONDS are reached); acks wait until their page's links are sent
+        self._held_links = 0
+        self._held_since = 0.0
+        self._held: dict[int, _Held] = {}  # shard → links held for it (not in its outbox yet)
+        self._acks: list[tuple[int, bytes, list[_Held]]] = []  # (shard, fp, links it follows)
+        self._ready: dict[int, list[bytes]] = {}  # shard → acks whose links were sent
+        self._ready_acks: dict[int, list[bytes]] = {}  # shard → acks whose links were sent
         self._next_requeue = 0.0
         self._rng = random.Random()
 
@@ -78,7 +110,9 @@ class ShardedRedisFrontier:
         from focuscrawl.frontier.connection import frontier_options
 
         shards = settings.getint("FOCUSCRAWL_REDIS_SHARDS", 0)
-        return cls(**frontier_options(settings, spider_name), shards=shards)
+        frontier = cls(**frontier_options(settings, spider_name), shards=shards)
+        frontier.pop_ahead = True  # its prefetch is handed in by the factory
+        return frontier
 
     # -- the attributes the scheduler and its guard set or read ---------------------------
     @property
@@ -175,6 +209,12 @@ class ShardedRedisFrontier:
 
     def close(self) -> None:
         errors: list[Exception] = []
+        if self.shards:
+            try:
+                self._send_held(force=True)
+            except FrontierUnavailable as exc:
+                errors.append(exc)
+        self._ahead_k = None  # each shard puts back what it popped ahead
         for shard in self.shards:
             try:
                 shard.close()
@@ -187,12 +227,15 @@ class ShardedRedisFrontier:
             raise errors[0]
 
     def flush(self) -> None:
+        self._send_held(force=True)
         for shard in self.shards:
             shard.flush()
+        self._unread.clear()
 
     def resume(self) -> None:
         for shard in self.shards:
             shard.resume()
+        self._send_held(force=True)
 
     def renew_leases(self) -> None:
         for shard in self.shards:
@@ -202,9 +245,18 @@ class ShardedRedisFrontier:
     def _shard(self, url: str) -> int:
         return shard_of(host_of(url), len(self.shards))
 
-    def _pushed(self, k: int, score: float, result: PushResult) -> None:
+    def _pushed(self, k: int, score: float, result: PushResult, host: str = "") -> None:
         if result in (PushResult.ADDED, PushResult.UPGRADED) and score > self._head[k]:
             self._head[k] = score
+            if host:  # the shard's top host now: asked about first by its next pop
+                self._top(k, host)
+
+    def _top(self, k: int, host: str) -> None:
+        """``host`` at the top of shard ``k``: first of the hosts its pop asks ``busy`` about
+        (a pop sent ahead past an unknown top host would come back asking, and wait)."""
+        shard = self.shards[k]
+        if not shard._top_hosts or shard._top_hosts[0] != host:
+            shard._top_hosts = [host, *(h for h in shard._top_hosts if h != host)]
 
     def push(
         self, url: str, score: float, fingerprint: bytes, data: dict[str, Any], force: bool = False
@@ -220,12 +272,64 @@ class ShardedRedisFrontier:
         ack: Sequence[bytes] = (),
         on_results: Callable[[list[PushResult]], None] | None = None,
     ) -> list[PushResult] | None:
-        """As :meth:`RedisFrontier.push_many`, one call per shard touched: the links of other
-        shards first, then those of the acknowledged entries' shard with the acks (one script
-        there: links and ack applied together)."""
+        """As :meth:`RedisFrontier.push_many`.
+
+        Without ``on_results``: one call per shard touched, each waited for (the links of
+        other shards first, then those of the acknowledged entries' shard with the acks).
+
+        With ``on_results`` (a crawl's page): nothing is sent now. Each shard's links wait in
+        its outbox and go out with the next call to that shard (its pop sent ahead, a head
+        read, the lease requeue every second), or with every shard's once ``HOLD_LINKS``
+        links or acks are held or the oldest is ``HOLD_SECONDS`` old: a few sends per master
+        for many pages instead of one per shard touched per page. The heads these links
+        raise count at once (their scores). A page's ack is queued only once every shard
+        holding its links has sent them (a worker killed before loses no link: the page's
+        lease expires and it is fetched again)."""
         groups: dict[int, list[int]] = {}
         for i, item in enumerate(items):
             groups.setdefault(self._shard(item[0]), []).append(i)
+        if on_results is None:
+            self._send_held(force=True)
+            return self._push_many_now(items, groups, ack)
+        results: list[PushResult | None] = [None] * len(items)
+        pending = [len(groups)]
+
+        def collect(k: int) -> Callable[[list[PushResult]], None]:
+            def got(found: list[PushResult]) -> None:
+                for i, result in zip(groups[k], found, strict=True):
+                    results[i] = result
+                    self._pushed(k, float(items[i][1]), result)
+                pending[0] -= 1
+                if pending[0] == 0:
+                    on_results([r for r in results if r is not None])
+
+            return got
+
+        links: list[_Held] = []
+        for k, found in groups.items():
+            held = self._held.setdefault(k, _Held())
+            held.items.extend(items[i] for i in found)
+            held.callbacks.append((len(found), collect(k)))
+            links.append(held)
+            for i in found:  # counted now: a pop to this shard sends them first
+                self._pushed(k, float(items[i][1]), PushResult.ADDED, host_of(items[i][0]))
+        for fp in ack:
+            k = self._where.pop(fp[:8], -1)
+            if k < 0:  # not ours (held since a restart): every shard drops it, links first
+                self._send_held(force=True)
+                for shard in self.shards:
+                    shard.ack(fp)
+                continue
+            self.shards[k]._acked(fp)
+            self._acks.append((k, fp, links))
+        self._hold(len(items) + len(ack))
+        if not groups:
+            on_results([])
+        return None
+
+    def _push_many_now(
+        self, items: Sequence[PushItem], groups: dict[int, list[int]], ack: Sequence[bytes]
+    ) -> list[PushResult]:
         acks: dict[int, list[bytes]] = {}
         for fp in ack:
             acks.setdefault(self._where.pop(fp[:8], -1), []).append(fp)
@@ -234,35 +338,95 @@ class ShardedRedisFrontier:
                 shard.ack(fp)
         order = [k for k in groups if k not in acks] + list(acks)
         results: list[PushResult | None] = [None] * len(items)
-        pending = [len(order)]
-
-        def collect(k: int) -> Callable[[list[PushResult]], None]:
-            def got(found: list[PushResult]) -> None:
-                for i, result in zip(groups.get(k, []), found, strict=True):
-                    results[i] = result
-                    self._pushed(k, float(items[i][1]), result)
-                pending[0] -= 1
-                if pending[0] == 0 and on_results is not None:
-                    on_results([r for r in results if r is not None])
-
-            return got
-
         for k in order:
             chunk = [items[i] for i in groups.get(k, [])]
-            found = self.shards[k].push_many(
-                chunk, acks.get(k, ()), collect(k) if on_results else None
-            )
-            if found is not None:
-                collect(k)(found)
-            else:  # sent now, without waiting (a shard may not be popped from for long): the
-                # replies are read before the next pop chooses its shard
-                self.shards[k]._exec([], lambda replies: None)
-                self._unread.add(k)
-        if on_results is not None:
-            if not order:
-                on_results([])
-            return None
+            found = self.shards[k].push_many(chunk, acks.get(k, ()))
+            for i, result in zip(groups.get(k, []), found or [], strict=True):
+                results[i] = result
+                self._pushed(k, float(items[i][1]), result)
         return [r for r in results if r is not None]
+
+    def _hold(self, n: int) -> None:
+        if n:
+            if not self._held_links:
+                self._held_since = time.monotonic()
+            self._held_links += n
+        self._release_acks()
+        self._send_held()
+
+    def _release_acks(self) -> None:
+        """Queue (in their shards' outboxes) the acks whose page's links were all sent."""
+        if not self._acks:
+            return
+        ready: dict[int, list[bytes]] = {}
+        keep = []
+        for k, fp, after in self._acks:
+            if all(held.batch is not None and held.batch.sent for held in after):
+                ready.setdefault(k, []).append(fp)
+            else:
+                keep.append((k, fp, after))
+        self._acks = keep
+        for k, fps in ready.items():
+            self._ready.setdefault(k, []).extend(fps)
+
+    def _stage(self, k: int) -> None:
+        """Put what shard ``k`` holds (links of many pages, acks) in its outbox, as one
+        ``pushack`` per ``PUSH_CHUNK`` links (one script call, not one per page): it goes
+        out with the shard's next send. Each page's results go to its ``on_results``."""
+        held = self._held.pop(k, None)
+        acks = self._ready.pop(k, [])
+        if held is None and not acks:
+            return
+        shard = self.shards[k]
+        items = held.items if held is not None else []
+        chunks = [items[i : i + PUSH_CHUNK] for i in range(0, len(items), PUSH_CHUNK)] or [[]]
+        commands = [
+            shard._pushack(chunk, acks if n == len(chunks) - 1 else (), acks_first=False)
+            for n, chunk in enumerate(chunks)
+        ]
+        callbacks = held.callbacks if held is not None else []
+
+        def split(replies: list[Any]) -> None:
+            results = [_RESULTS[r.decode()] for reply in replies for r in reply]
+            at = 0
+            for n, got in callbacks:
+                got(results[at : at + n])
+                at += n
+
+        shard._exec(commands, split, send=False)
+        if held is not None:
+            held.batch = shard._outbox[-1]
+
+    def _stage_all(self) -> None:
+        for k in [*self._held, *self._ready]:
+            self._stage(k)
+
+    def _send_held(self, force: bool = False) -> None:
+        """Every shard sends what it holds (without waiting) when ``force`` or past the
+        limits; then the acks that waited for those links, in a second send."""
+        if not self._held_links and not self._acks and not self._ready:
+            return
+        if (
+            not force
+            and self._held_links < HOLD_LINKS
+            and time.monotonic() - self._held_since < HOLD_SECONDS
+        ):
+            return
+        self._send_outboxes()
+        self._release_acks()  # those go with their shards' next sends, or the next time here
+        if force:
+            self._send_outboxes()
+        self._held_links = len(self._acks)
+        self._held_since = time.monotonic()
+
+    def _send_outboxes(self) -> None:
+        """Send every shard's outbox, without waiting, each with a read of the shard's head
+        (the heads the links raised, as Redis has them: a link already seen raises none)."""
+        self._stage_all()
+        for k, shard in enumerate(self.shards):
+            if shard._outbox:
+                shard._exec([_head_command(shard)], self._set_head(k))
+                self._unread.add(k)
 
     def push_replacing(self, item: PushItem, parent: bytes) -> PushResult:
         k = self._shard(item[0])
@@ -277,12 +441,42 @@ class ShardedRedisFrontier:
 
     def pop(self, busy: HostBusy = never_busy) -> FrontierEntry | None:
         """The best entry of a free host on the shard with the best known head (and every
-        ``PROBE_EVERY`` pops, the head of ``SAMPLE`` random shards, read at the next pop)."""
+        ``PROBE_EVERY`` pops, the head of ``SAMPLE`` random shards, read at the next pop).
+
+        With ``pop_ahead`` (a crawl's frontier), as on one Redis: the next entry is popped,
+        without waiting, from the shard with the best known head as this one is returned,
+        in one send with that shard's held links and acks and (when the popped URL's
+        change-store record is on the same master) the ``prefetch`` read; so a pop costs no
+        wait. That entry is leased from then on, and ``close()`` puts it back."""
         self.requeue_expired()
         self._read_probes()
-        unread, self._unread = self._unread, set()
-        for k in unread:  # this worker's pushes: the heads they raised
-            self.shards[k]._read_sent()
+        self._read_pushes()
+        self._send_held()
+        entry = self._take_ahead()
+        if entry is None:
+            entry = self._pop_best(busy)
+        if entry is not None:
+            self._probe()
+            if self.pop_ahead:
+                self._send_ahead(busy, entry.url)
+            self._release_acks()
+        return entry
+
+    def _read_pushes(self) -> None:
+        """Read the replies of shards sent to without waiting, those that have arrived (the
+        rest at a later pop, or with the shard's next call that waits)."""
+        if not self._unread:
+            return
+        late = set()
+        for k in self._unread:
+            shard = self.shards[k]
+            if shard._unread and not _arrived(shard):
+                late.add(k)
+            else:
+                shard._read_sent()
+        self._unread = late
+
+    def _pop_best(self, busy: HostBusy) -> FrontierEntry | None:
         tried: set[int] = set()
         while True:
             k = self._best(tried)
@@ -294,8 +488,82 @@ class ShardedRedisFrontier:
             entry = self._pop_shard(k, busy)
             if entry is not None:
                 self._where[entry.fingerprint[:8]] = k
-                self._probe()
                 return entry
+
+    def _take_ahead(self) -> FrontierEntry | None:
+        """The entry popped ahead (its reply read now if it was not), or None."""
+        k, self._ahead_k = self._ahead_k, None
+        if k is None:
+            return None
+        shard = self.shards[k]
+        reply = shard._ahead_reply()
+        shard._ahead = None
+        if not reply or reply[0] != b"!":  # nothing free there then, or hosts to ask about
+            if reply and reply[0] == b"?":  # (asked at the pop that follows)
+                shard._top_hosts = [h.decode() for h in reply[1:]]
+            return None
+        entry = shard._entry_of(reply)
+        if entry is None:
+            return None
+        self._taken(k, entry)
+        return entry
+
+    def _taken(self, k: int, entry: FrontierEntry) -> None:
+        shard = self.shards[k]
+        shard._leased.add(entry.fingerprint[:8])
+        if entry.attempts and shard.quarantine_after:
+            shard._probation.delivered(entry.fingerprint[:8])
+        self._where[entry.fingerprint[:8]] = k
+
+    def _send_ahead(self, busy: HostBusy, url: str) -> None:
+        """Pop the next entry, without waiting, from the shard with the best known head;
+        with it (or on its own, to the record's master) the ``prefetch`` read of ``url``."""
+        k = self._best(set())
+        reader: list[Callable[[], None]] = []
+        read = (
+            self.prefetch(url, lambda: reader[0]() if reader else None) if self.prefetch else None
+        )
+        j = None
+        if read is not None:
+            command, deliver = read
+            j = self._shard_on_master_of(str(command[1]), k)
+            if j is not None:
+                self._stage(j)
+                reader.append(self.shards[j]._read_sent)
+                self.shards[j]._exec([command], lambda replies: deliver(replies[0]), send=False)
+        if k is not None:
+            self._stage(k)
+            shard = self.shards[k]
+            args = shard._ask(busy, shard._top_hosts, {})
+            shard._ahead = []  # filled with the reply when it is read
+            self._ahead_k = k
+            shard._exec([shard._eval("popbest", args), _head_command(shard)], self._got_ahead(k))
+        if j is not None and j != k:  # the record is on another master: sent now, no wait,
+            shard = self.shards[j]  # with that shard's head read (counts as a probe)
+            shard._exec([_head_command(shard)], self._probed(j))
+            self._unread.add(j)
+            self._free_probes += 1
+
+    def _got_ahead(self, k: int) -> Callable[[list[Any]], None]:
+        def got(replies: list[Any]) -> None:
+            self.shards[k]._got_ahead(replies[:1])
+            self._head[k] = _head_of(replies[1])
+
+        return got
+
+    def _shard_on_master_of(self, key: str, prefer: int | None) -> int | None:
+        """A shard whose connection goes to the master serving ``key``: ``prefer`` if it
+        does, else one of that master's shards at random (its head is read in the same send:
+        a probe that costs no send). From the cluster client's slot table: no call."""
+        try:
+            node = self._cluster.get_node_from_key(key)
+        except Exception:  # noqa: BLE001 - no slot table now (failing over): no read ahead
+            return None
+        url = node_url(self.url, node.host, int(node.port))
+        if prefer is not None and self.shards[prefer].url == url:
+            return prefer
+        there = [j for j, shard in enumerate(self.shards) if shard.url == url]
+        return self._rng.choice(there) if there else None
 
     def _best(self, tried: set[int]) -> int | None:
         best, at = _EMPTY, None
@@ -306,10 +574,11 @@ class ShardedRedisFrontier:
 
     def _pop_shard(self, k: int, busy: HostBusy) -> FrontierEntry | None:
         """Pop from shard ``k``; its head after the pop comes in the same round trip."""
+        self._stage(k)
         shard = self.shards[k]
         known: dict[str, bool] = {}
         ask = shard._top_hosts
-        head = ("ZRANGE", f"{shard.prefix}:hosts", 0, 0, "WITHSCORES")
+        head = _head_command(shard)
         while True:
             reply, top = shard._exec([shard._eval("popbest", shard._ask(busy, ask, known)), head])
             self._head[k] = _head_of(top)
@@ -328,20 +597,43 @@ class ShardedRedisFrontier:
 
     def _probe(self) -> None:
         """Every ``PROBE_EVERY`` pops, send the head read of ``SAMPLE`` random shards (read
-        at the next pop): each costs its master a send, so not at every pop."""
+        at the next pop): each costs its master a send, so not at every pop, and less often
+        while they find nothing new (one worker alone: the tracked heads are exact)."""
         self._pops += 1
-        if self._pops % PROBE_EVERY:
+        if self._pops < self._next_probe:
             return
+        self._next_probe = self._pops + max(self._every, PROBE_EVERY)
+        if self._free_probes >= SAMPLE:  # heads read with other sends meanwhile
+            self._free_probes -= SAMPLE
+            return
+        self._free_probes = 0
         n = len(self.shards)
         self._probes = self._rng.sample(range(n), min(SAMPLE, n))
         for k in self._probes:
+            self._stage(k)
             shard = self.shards[k]
-            command = ("ZRANGE", f"{shard.prefix}:hosts", 0, 0, "WITHSCORES")
-            shard._exec([command], self._set_head(k))
+            shard._exec([_head_command(shard)], self._probed(k))
+
+    def _probed(self, k: int) -> Callable[[list[Any]], None]:
+        """A probe's reply: a head other than the tracked one (another worker pushed or
+        popped there) brings probing back to every ``PROBE_EVERY`` pops; else it backs off."""
+        set_head = self._set_head(k)
+
+        def got(replies: list[Any]) -> None:
+            if _head_of(replies[0]) != self._head[k]:
+                self._every = PROBE_EVERY
+            elif self._every < PROBE_MAX:
+                self._every *= 2
+            set_head(replies)
+
+        return got
 
     def _set_head(self, k: int) -> Callable[[list[Any]], None]:
         def got(replies: list[Any]) -> None:
             self._head[k] = _head_of(replies[0])
+            host = _head_host(replies[0])
+            if host:
+                self._top(k, host)
 
         return got
 
@@ -354,9 +646,9 @@ class ShardedRedisFrontier:
         """Read the heads of ``shards`` (sent to all, then read: one wait)."""
         shards = list(shards)
         for k in shards:
+            self._stage(k)
             shard = self.shards[k]
-            command = ("ZRANGE", f"{shard.prefix}:hosts", 0, 0, "WITHSCORES")
-            shard._exec([command], self._set_head(k))
+            shard._exec([_head_command(shard)], self._set_head(k))
         for k in shards:
             self.shards[k]._read_sent()
 
@@ -366,10 +658,16 @@ class ShardedRedisFrontier:
         return any(h > _EMPTY for h in self._head)
 
     def ack(self, fingerprint: bytes) -> None:
+        """Acknowledged without waiting: queued in the entry's shard, sent with the shard's
+        next call (its pop, a head read, the lease requeue) or with every shard's held links
+        and acks (``HOLD_LINKS``, ``HOLD_SECONDS``), many acks of a shard in one script."""
         k = self._where.pop(fingerprint[:8], None)
         if k is not None:
-            self.shards[k].ack(fingerprint)
+            self.shards[k]._acked(fingerprint)
+            self._ready.setdefault(k, []).append(fingerprint)
+            self._hold(1)
             return
+        self._send_held(force=True)
         for shard in self.shards:  # not ours (a restarted worker's journal): wherever it is
             shard.ack(fingerprint)
 
@@ -389,16 +687,25 @@ class ShardedRedisFrontier:
 
             return got
 
+        self._stage_all()  # what the shards hold goes with it (the requeue: every second)
         for k, shard in enumerate(self.shards):
             shard._exec([command(shard)], keep(k))
         for shard in self.shards:
             shard._read_sent()
+        self._unread.clear()
+        self._release_acks()  # those whose links went with these sends
         return out
 
     def __len__(self) -> int:
-        return sum(int(n or 0) for n in self._gather(lambda s: ("GET", f"{s.prefix}:n")))
+        self._send_held(force=True)
+        n = sum(int(n or 0) for n in self._gather(lambda s: ("GET", f"{s.prefix}:n")))
+        if self._ahead_k is not None:  # read by now: counted, it is this worker's next entry
+            ahead = self.shards[self._ahead_k]._ahead
+            n += 1 if ahead and ahead[0] == b"!" else 0
+        return n
 
     def in_flight(self) -> int:
+        self._send_held(force=True)
         return sum(int(n) for n in self._gather(lambda s: ("ZCARD", f"{s.prefix}:lease")))
 
     def requeue_expired(self, force: bool = False) -> int:
@@ -423,6 +730,45 @@ class ShardedRedisFrontier:
                 self.quarantined.extend(shard.quarantined)
                 shard.quarantined = []
         return n
+
+
+class _Held:
+    """Links held for one shard (pages' ``push_many``), and once staged, their batch."""
+
+    __slots__ = ("batch", "callbacks", "items")
+
+    def __init__(self) -> None:
+        self.items: list[PushItem] = []
+        self.callbacks: list[tuple[int, Callable[[list[PushResult]], None]]] = []
+        self.batch: _Sent | None = None
+
+
+def _head_command(shard: RedisFrontier) -> tuple[Any, ...]:
+    """The read of a shard's head: its best host and that host's best score."""
+    return ("ZRANGE", f"{shard.prefix}:hosts", 0, 0, "WITHSCORES")
+
+
+def _arrived(shard: RedisFrontier) -> bool:
+    """Whether a reply is waiting on the shard's connection (a failed one counts: reading it
+    goes through the shard's retries)."""
+    try:
+        return bool(shard._conn.can_read(timeout=0))
+    except Exception:  # noqa: BLE001 - reading raises it again, where it is handled
+        return True
+
+
+def _ignore(replies: list[Any]) -> None:
+    """Replies read for their ``later`` callbacks only (pushes, acks, sends without reply)."""
+
+
+def _head_host(reply: Any) -> str:
+    """The host at the top of a shard from ``ZRANGE P:hosts 0 0 WITHSCORES`` (members are
+    ``seq5 + host``), or ``""``."""
+    if not reply:
+        return ""
+    pair = reply[0] if isinstance(reply[0], list) else reply
+    member = pair[0]
+    return member[5:].decode() if isinstance(member, bytes) else str(member)[5:]
 
 
 def _head_of(reply: Any) -> float:
