@@ -189,3 +189,19 @@ def fault_reference(fault_web: Any, tmp_path_factory: pytest.TempPathFactory) ->
     crawl = CrawlProcess(work, "topical", args)
     assert crawl.finish() == 0, crawl.log[-3000:]
     return crawl_facts(work)
+
+
+@pytest.fixture
+def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts what the Redis client sends (a pipeline is one send); the server stays real."""
+    import redis.connection
+
+    sent = [0]
+    original = redis.connection.AbstractConnection.send_packed_command
+
+    def counting(self, command, check_health=True):  # type: ignore[no-untyped-def]
+        sent[0] += 1
+        return original(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    return sent

@@ -272,22 +272,6 @@ def test_due_urls_from_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 # --- Redis: one round trip per page (shared connection, read hand-off, writes behind) ---------
-@pytest.fixture
-def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts what the Redis client sends (a pipeline is one send); the server stays real."""
-    import redis.connection
-
-    sent = [0]
-    original = redis.connection.AbstractConnection.send_packed_command
-
-    def counting(self, command, check_health=True):  # type: ignore[no-untyped-def]
-        sent[0] += 1
-        return original(self, command, check_health)
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
-    return sent
-
-
 def test_redis_one_round_trip_per_page(
     redis_client, redis_url: str, round_trips: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]

@@ -251,13 +251,12 @@ def test_a_page_costs_one_send_and_its_record_is_read_with_the_pop(
     redis_cluster_url: str,
     cluster_client,  # type: ignore[no-untyped-def]
     monkeypatch: pytest.MonkeyPatch,
+    round_trips: list[int],
 ) -> None:
     """As a crawl on the cluster: the pop sent ahead carries the shard's held links and acks;
     the popped URL's change record is read with it (on its own master's connection), so the
     change store's reads send nothing; links and acks of many pages go in a few sends."""
     import hashlib
-
-    import redis.connection
 
     import focuscrawl.change.store_redis as store_redis
     import focuscrawl.frontier.redis_shards as redis_shards
@@ -275,14 +274,7 @@ def test_a_page_costs_one_send_and_its_record_is_read_with_the_pop(
         store.record(f"http://h{i % 6}.test/{i}", None, "new", 1.0)
         push(f, f"http://h{i % 6}.test/{i}", 0.5 + i / 100)
     store.flush()
-    sent = [0]
-    original = redis.connection.AbstractConnection.send_packed_command
-
-    def counting(self, command, check_health=True):  # type: ignore[no-untyped-def]
-        sent[0] += 1
-        return original(self, command, check_health)
-
-    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
+    sent = round_trips  # what the client sends (conftest.round_trips)
     first = f.pop()  # the first pop waits; the next is sent ahead
     assert first is not None
     f.ack(first.fingerprint)
