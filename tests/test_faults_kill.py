@@ -12,7 +12,9 @@ at random page counts, and resumed until it ends by itself. Then:
   silently, and ``FOCUSCRAWL_QUARANTINE_AFTER=0`` re-queues them for ever;
 * only pages in flight at a kill were fetched twice (at most the concurrency per kill);
 * the index holds exactly the pages the crawl judged relevant at their last fetch, and the
-  change store has a record of every page fetched (both pass ``PRAGMA integrity_check``).
+  change store has a record of every page fetched (both pass ``PRAGMA integrity_check``), but
+  for quarantined pages: one judged relevant and killed before its index update is fetched
+  again, unless that second time is cut by a kill too.
 """
 
 from __future__ import annotations
@@ -79,14 +81,23 @@ def test_sigkill_at_random_points_loses_nothing(
     missing = comparable(reference.fetched) - comparable(facts.fetched) - quarantined
     assert not missing, f"pages lost (seed {seed}): {sorted(missing)[:20]}"
     assert facts.repeated <= 2 * CONCURRENCY * KILLS, facts.fetches.most_common(10)
-    assert facts.indexed == facts.relevant, (
-        f"relevant, not indexed: {sorted(facts.relevant - facts.indexed)[:10]}; "
-        f"indexed, not relevant: {sorted(facts.indexed - facts.relevant)[:10]}"
-    )
+    assert_index_holds_the_relevant(facts, quarantined)
     # a page fetched and killed before its visit was recorded comes back and is recorded, unless
     # it was in flight at a second kill too: then it is quarantined (issue 14), never recorded
     unrecorded = facts.fetched - facts.recorded - quarantined
     assert not unrecorded, sorted(unrecorded)[:10]
+
+
+def assert_index_holds_the_relevant(facts: CrawlFacts, quarantined: set[str]) -> None:
+    """The index holds exactly the pages judged relevant at their last fetch, but for a page
+    judged relevant, killed before its index update, then in flight at a second kill: it is
+    quarantined (issue 14) and never fetched again, so never indexed (listed, not lost)."""
+    unindexed = facts.relevant - facts.indexed
+    assert unindexed <= quarantined, (
+        f"relevant, not indexed: {sorted(unindexed - quarantined)[:10]}; quarantined: "
+        f"{sorted(quarantined)[:10]}"
+    )
+    assert facts.indexed <= facts.relevant, sorted(facts.indexed - facts.relevant)[:10]
 
 
 def killed_worker_crawl(
@@ -127,4 +138,4 @@ def test_sigkill_of_a_redis_worker_at_random_points_loses_nothing(
     missing = comparable(reference.fetched) - comparable(facts.fetched) - quarantined
     assert not missing, f"pages lost (seed {seed}): {sorted(missing)[:20]}"
     assert facts.repeated <= (2 * CONCURRENCY + 1) * KILLS, facts.fetches.most_common(10)
-    assert facts.indexed == facts.relevant
+    assert_index_holds_the_relevant(facts, quarantined)
