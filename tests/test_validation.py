@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.defaults import SETTINGS, STRATEGIES, Setting
-from focuscrawl.frontier.scoring import STRATEGIES as SCORING_STRATEGIES
+from focuscrawl.frontier.scoring import LinkScorer, SharkParams
 from focuscrawl.validation import argument_errors, describe, setting_errors, value_error
 
 
@@ -44,7 +44,10 @@ def test_every_setting_refuses_wrong_values_and_takes_its_default(setting: Setti
 
 def test_the_defaults_pass_and_the_strategies_are_the_scorers() -> None:
     assert setting_errors({s.name: s.default for s in SETTINGS}) == []
-    assert STRATEGIES == SCORING_STRATEGIES
+    for strategy in STRATEGIES:  # every name the settings accept is one the frontier scores
+        assert LinkScorer(strategy, lambda text: 0.0, 0.5, SharkParams()).strategy == strategy
+    with pytest.raises(ValueError, match="unknown strategy"):
+        LinkScorer("zzz", lambda text: 0.0, 0.5, SharkParams())
 
 
 def test_messages_and_special_settings() -> None:

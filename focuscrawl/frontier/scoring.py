@@ -14,15 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from focuscrawl.blocks.model import Link, Page
+from focuscrawl.defaults import STRATEGIES  # the one list, beside the settings registry
 
-STRATEGIES = (
-    "bfs",
-    "bestfirst",
-    "sharksearch",
-    "sharksearch-blocks",
-    "sharksearch-blocks-tunnel",
-    "hits",
-)
 SEED_SCORE = 1e6  # seeds and example pages go first
 
 
