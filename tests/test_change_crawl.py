@@ -21,49 +21,7 @@ from focuscrawl.evaluation.server import bind_sockets, serve
 from focuscrawl.evaluation.site import loopback_hosts
 from focuscrawl.evaluation.synthetic import SyntheticWeb
 
-CRAWL = r"""
-import json, os, sys, time
-from scrapy import Spider
-from scrapy.crawler import CrawlerProcess
-from focuscrawl.items import PageItem
-
-class Recrawl(Spider):
-    name = "recrawl-test"
-    handle_httpstatus_list = [404, 410]
-    custom_settings = {}
-
-    def __init__(self, mode="crawl", **kw):
-        super().__init__(**kw)
-        self.mode = mode
-
-    async def start(self):
-        from scrapy import Request
-        for url in json.loads(os.environ["URLS"]):
-            yield Request(url, dont_filter=True)
-
-    def parse(self, response):
-        page = response.meta.get("focuscrawl_page")
-        yield PageItem(url=response.url, status=response.status, fetched_at=time.time(),
-                       title=page.title if page else "", text=page.main_text if page else "")
-
-out, stats_path, mode, data = sys.argv[1:5]
-process = CrawlerProcess({
-    "LOG_LEVEL": "WARNING", "TELNETCONSOLE_ENABLED": False, "ROBOTSTXT_OBEY": False,
-    "FOCUSCRAWL_DATA_DIR": data,
-    "DOWNLOADER_MIDDLEWARES": {
-        "focuscrawl.middlewares.partition.PartitionMiddleware": 90,
-        "focuscrawl.middlewares.conditional_get.ConditionalGetMiddleware": 80,
-    },
-    "SPIDER_MIDDLEWARES": {"focuscrawl.middlewares.conditional_get.ChangeFingerprintMiddleware": 950},
-    "ITEM_PIPELINES": {"focuscrawl.pipelines.change.ChangeDetectionPipeline": 300},
-    "FEEDS": {out: {"format": "jsonlines"}},
-})
-crawler = process.create_crawler(Recrawl)
-process.crawl(crawler, mode=mode)
-process.start()
-stats = {k: v for k, v in crawler.stats.get_stats().items() if isinstance(v, (int, float, str))}
-open(stats_path, "w").write(json.dumps(stats))
-"""
+WATCH = Path(__file__).with_name("watch_crawl.py")  # the crawl, as its own process
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +56,7 @@ def crawl(web: EvolvingWeb, tmp: Path, name: str, mode: str) -> tuple[list[dict]
     out, stats = tmp / f"{name}.jsonl", tmp / f"{name}.stats.json"
     env = {**os.environ, "URLS": json.dumps(urls)}
     proc = subprocess.run(
-        [sys.executable, "-c", CRAWL, str(out), str(stats), mode, str(tmp / "data")],
+        [sys.executable, str(WATCH), str(out), str(stats), mode, str(tmp / "data")],
         env=env,
         capture_output=True,
         text=True,

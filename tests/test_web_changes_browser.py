@@ -31,47 +31,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 HOSTILE = "&lt;img src=x onerror=&quot;document.title='pwned'&quot;&gt; sold &lt;b&gt;out&lt;/b&gt;"
 SHOWN = "<img src=x onerror=\"document.title='pwned'\"> sold <b>out</b>"
 
-CRAWL = r"""
-import json, os, sys, time
-from scrapy import Request, Spider
-from scrapy.crawler import CrawlerProcess
-from focuscrawl.items import PageItem
-
-class Watch(Spider):
-    name = "watch"
-    handle_httpstatus_list = [404, 410]
-
-    def __init__(self, mode="crawl", **kw):
-        super().__init__(**kw)
-        self.mode = mode
-
-    async def start(self):
-        for url in json.loads(os.environ["URLS"]):
-            yield Request(url, dont_filter=True)
-
-    def parse(self, response):
-        page = response.meta.get("focuscrawl_page")
-        yield PageItem(url=response.url, status=response.status, fetched_at=time.time(),
-                       title=page.title if page else "", text=page.main_text if page else "",
-                       relevance=0.8, relevant=True)
-
-mode, data = sys.argv[1:3]
-process = CrawlerProcess({
-    "LOG_LEVEL": "WARNING", "TELNETCONSOLE_ENABLED": False, "ROBOTSTXT_OBEY": False,
-    "FOCUSCRAWL_DATA_DIR": data,
-    "DOWNLOADER_MIDDLEWARES": {
-        "focuscrawl.middlewares.partition.PartitionMiddleware": 90,
-        "focuscrawl.middlewares.conditional_get.ConditionalGetMiddleware": 80,
-    },
-    "SPIDER_MIDDLEWARES": {"focuscrawl.middlewares.conditional_get.ChangeFingerprintMiddleware": 950},
-    "ITEM_PIPELINES": {
-        "focuscrawl.pipelines.change.ChangeDetectionPipeline": 300,
-        "focuscrawl.pipelines.index.IndexPipeline": 800,
-    },
-})
-process.crawl(Watch, mode=mode)
-process.start()
-"""
+WATCH = Path(__file__).with_name("watch_crawl.py")  # the crawl, as its own process
 
 _FIRST_WORD = re.compile(rb"<p>(\w+) ")
 
@@ -129,7 +89,7 @@ def served_web() -> Iterator[tuple[EvolvingWeb, HostileEdits, int]]:
 
 def crawl(urls: list[str], data: Path, mode: str) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", CRAWL, mode, str(data)],
+        [sys.executable, str(WATCH), "-", "-", mode, str(data), "--index"],
         env={**os.environ, "URLS": json.dumps(urls)},
         capture_output=True, text=True, timeout=240,
     )  # fmt: skip
