@@ -98,6 +98,16 @@ def test_the_link_header_comes_first() -> None:
     assert declared_canonical(b"", '<https://ex.test/p2>; rel="next"') == ""
 
 
+def test_a_link_headers_parameters_are_read_near_their_target() -> None:
+    """Hostile input: a rel parameter far from its target (or a header of thousands of
+    targets with no rel) is not read as that target's; the scan per target is bounded."""
+    far = "<https://ex.test/far>; " + "x" * 600 + " rel=canonical"
+    assert declared_canonical(b"", far) == ""
+    assert declared_canonical(b"", "<a>;" * 2048) == ""
+    near = "<https://ex.test/near>; " + "x" * 100 + " rel=canonical"
+    assert declared_canonical(b"", near) == "https://ex.test/near"
+
+
 @pytest.mark.parametrize(
     ("href", "page", "expected"),
     [

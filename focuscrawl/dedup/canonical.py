@@ -20,7 +20,11 @@ HEAD_BYTES = 64 * 1024  # where <link rel=canonical> is looked for
 MAX_TAGS = 200  # <link> tags read per page
 _LINK = re.compile(rb"<link\b([^<>]{0,2000})>", re.IGNORECASE)
 _ATTR = re.compile(rb"""([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'=<>`]+)""")
-_HEADER = re.compile(r"<([^>]{1,4096})>\s*;[^,]*?\brel\s*=\s*\"?([^\";,]*)", re.IGNORECASE)
+# a link's parameters are read up to 512 characters after its target: an unbounded lazy scan
+# from every "<" made a hostile 8 KB header cost quadratic time (0.17 s against 0.02 s)
+_HEADER = re.compile(
+    r"<([^>]{1,4096})>\s*;[^,]{0,512}?\brel\s*=\s*\"?([^\";,]{0,512})", re.IGNORECASE
+)
 
 
 def declared_canonical(body: bytes, link_header: str = "") -> str:
