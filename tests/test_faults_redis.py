@@ -54,6 +54,50 @@ def assert_nothing_lost(reference: CrawlFacts, facts: CrawlFacts) -> None:
     assert facts.indexed == facts.relevant
 
 
+def test_a_crawl_waits_for_entries_a_stopped_run_left_leased(
+    redis_url: str, redis_client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run stopped while Redis was away (or killed) leaves its in-flight entries leased. The
+    next run must not end on an empty queue while they are leased: they come back when their
+    leases expire (the race CI once met: the second run ended before the first one's leases
+    expired, and a page was never fetched)."""
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.defaults import DEFAULTS
+    from focuscrawl.frontier.scheduler import FocusScheduler
+    from focuscrawl.spiders.topical import TopicalSpider
+
+    prefix = "fclease:topical"
+    good = {"meta": {"focuscrawl": {"d": 1, "score": 0.5}, "depth": 1}, "eb": "errback"}
+    stopped = RedisFrontier(redis_url, prefix, lease=600.0)
+    stopped.open()
+    stopped.push("http://a.test/left", 0.9, fp("http://a.test/left"), good)
+    assert stopped.pop() is not None  # in flight when that run stopped: never acknowledged
+    stopped._client.close()  # gone without a close: its lease stays
+
+    settings = {**DEFAULTS, "REDIS_URL": redis_url, "FOCUSCRAWL_REDIS_PREFIX": prefix}
+    crawler = get_crawler(TopicalSpider, settings)
+    spider = TopicalSpider.from_crawler(crawler, topic="birds", seeds="http://a.test/")
+    crawler.spider = spider
+    scheduler = FocusScheduler.from_crawler(crawler)
+    scheduler._busy = lambda host: False  # type: ignore[method-assign]  # no engine here
+    scheduler.open(spider)
+    try:
+        with caplog.at_level(logging.INFO, logger="focuscrawl.frontier.scheduler"):
+            assert len(scheduler) == 0 and scheduler.next_request() is None
+            assert scheduler.has_pending_requests()  # leased elsewhere: the crawl waits
+            assert scheduler.has_pending_requests()
+        waits = [r for r in caplog.records if "leased elsewhere" in r.getMessage()]
+        assert len(waits) == 1  # said once
+        redis_client.zadd(f"{prefix}:lease", {fp("http://a.test/left")[:8]: 0})  # expired
+        scheduler.frontier._next_requeue = 0.0  # type: ignore[union-attr]
+        request = scheduler.next_request()
+        assert request is not None and request.url == "http://a.test/left"
+        assert not scheduler.has_pending_requests()  # held by this run now, not elsewhere
+    finally:
+        scheduler.close("finished")
+
+
 def test_an_evicting_redis_is_refused_at_start(tmp_path: Path) -> None:
     own = RedisServer(tmp_path, args=("--maxmemory-policy", "allkeys-lru"))
     own.start()

@@ -91,6 +91,25 @@ def test_two_workers_lose_nothing_and_never_share_an_entry(
     b.close()
 
 
+def test_entries_leased_by_another_worker_are_counted_as_elsewhere(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+) -> None:
+    """What a crawl waits for before it ends: leases held by others, not its own."""
+    a = make(redis_cluster_url, shards=6)
+    a.pop_ahead = True
+    b = make(redis_cluster_url, shards=6)
+    for i in range(4):
+        push(a, f"http://h{i}.test/p", 0.9 - i / 10)
+    first = a.pop()  # and one popped ahead: both a's own
+    assert first is not None
+    assert a.leased_elsewhere() == 0 and b.leased_elsewhere() == 2
+    a.ack(first.fingerprint)
+    a.close()  # a graceful close gives back what was popped ahead
+    assert b.leased_elsewhere() == 0
+    b.close()
+
+
 def expire_all(client) -> None:  # type: ignore[no-untyped-def]
     from redis.cluster import RedisCluster
 

@@ -515,6 +515,14 @@ class RedisFrontier:
         (n,) = self._exec([("ZCARD", f"{self.prefix}:lease")])
         return int(n)
 
+    def leased_elsewhere(self) -> int:
+        """Entries leased by other workers, or by an earlier run that stopped without giving
+        them back (Redis was away, or it was killed): a crawl that ends now leaves them behind.
+        Their leases expire (or their workers acknowledge them) and they come back to a pop."""
+        n = self.in_flight()  # reads every reply first: the entry popped ahead is known
+        ahead = self._ahead
+        return max(0, n - len(self._leased) - (1 if ahead and ahead[0] == b"!" else 0))
+
     def requeue_expired(self, force: bool = False) -> int:
         """Put entries whose lease expired back in the frontier (at most once a second), or
         in quarantine at their ``quarantine_after``-th attempt (added to ``quarantined``)."""

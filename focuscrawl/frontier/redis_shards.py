@@ -708,6 +708,15 @@ class ShardedRedisFrontier:
         self._send_held(force=True)
         return sum(int(n) for n in self._gather(lambda s: ("ZCARD", f"{s.prefix}:lease")))
 
+    def leased_elsewhere(self) -> int:
+        """As :meth:`RedisFrontier.leased_elsewhere`, over every shard."""
+        n = self.in_flight()
+        own = sum(len(shard._leased) for shard in self.shards)
+        if self._ahead_k is not None:
+            ahead = self.shards[self._ahead_k]._ahead
+            own += 1 if ahead and ahead[0] == b"!" else 0
+        return max(0, n - own)
+
     def requeue_expired(self, force: bool = False) -> int:
         """Every shard's expired leases back in its queue (or quarantine), at most once a
         ``requeue_interval``: one script per shard, sent to all, then read (one wait)."""

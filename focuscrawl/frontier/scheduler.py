@@ -66,6 +66,7 @@ class FocusScheduler(BaseScheduler):
         self._acks: list[bytes] = []  # acks kept while the frontier is paused (Redis away)
         self._replacing: list[tuple[tuple[Any, ...], bytes]] = []  # (redirect, parent) kept
         self._guard: FrontierGuard | None = None
+        self._waited_for_leases = False  # the wait for leases held elsewhere was logged
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
@@ -182,7 +183,28 @@ class FocusScheduler(BaseScheduler):
         if self._guarded.paused:
             return True  # Redis away or full: the crawl waits for it, it does not end
         self._flush()
-        return self._guarded.call(len, self.frontier, default=0) > 0 or self._guarded.paused
+        if self._guarded.call(len, self.frontier, default=0) > 0 or self._guarded.paused:
+            return True
+        return self._leased_elsewhere()
+
+    def _leased_elsewhere(self) -> bool:
+        """Nothing queued, but entries leased by another worker or by an earlier run that
+        stopped without giving them back (Redis was away, a kill): the crawl waits for them
+        (their leases expire into the queue, or their workers acknowledge them), logged once."""
+        elsewhere = getattr(self.frontier, "leased_elsewhere", None)
+        if elsewhere is None:
+            return False
+        n = self._guarded.call(elsewhere, default=0)
+        if n > 0 and not self._waited_for_leases:
+            self._waited_for_leases = True
+            logger.info(
+                "Frontier empty but %d entr%s leased elsewhere (another worker, or a run that "
+                "stopped without giving them back): waiting until they are acknowledged or "
+                "their leases expire (FOCUSCRAWL_REDIS_LEASE)",
+                n,
+                "y" if n == 1 else "ies",
+            )
+        return n > 0 or self._guarded.paused
 
     def __len__(self) -> int:
         if self.frontier is None or self._guarded.paused:
