@@ -35,6 +35,9 @@ def transient_store_error(exc: BaseException) -> bool:
         return False
     if isinstance(cause, redis.ConnectionError | redis.TimeoutError | redis.BusyLoadingError):
         return True
+    errors = redis.exceptions
+    if isinstance(cause, errors.ClusterDownError | errors.TryAgainError | errors.AskError):
+        return True  # a Redis Cluster failing over (a master down, its replica not promoted)
     return isinstance(cause, redis.exceptions.OutOfMemoryError)
 
 
