@@ -428,19 +428,32 @@ def test_a_pop_whose_send_ahead_fails_still_hands_out_its_entry(
     assert f.in_flight() == 1  # the third, popped ahead
 
 
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "CLUSTERDOWN The cluster is down",
+        "TRYAGAIN Multiple keys request during rehashing of slot",
+        "READONLY You can't write against a read only replica.",
+        "NOREPLICAS Not enough good replicas to write.",
+    ],
+)
 def test_replies_refused_while_a_cluster_fails_over_are_sent_again(
-    redis_url: str, redis_client
-) -> None:  # type: ignore[no-untyped-def]
-    """A Redis Cluster node answers CLUSTERDOWN (a master down, its replica not promoted yet):
-    the commands did not run. Every unread batch is sent again once the cluster is back,
-    never handed to its callback as an error (a page's links and ack sent ahead were lost)."""
+    redis_url: str,
+    redis_client,  # type: ignore[no-untyped-def]
+    refusal: str,
+) -> None:
+    """A Redis Cluster node refuses a command while it fails over (a master down, its replica
+    not promoted yet; the node a replica now; a promoted master without the replica that
+    ``min-replicas-to-write`` asks for): the commands did not run. Every unread batch is sent
+    again once the cluster serves, never handed to its callback as an error (a page's links
+    and ack sent ahead were lost)."""
     from focuscrawl.frontier.redis_health import FrontierUnavailable
 
     f = make(redis_url)
     f.nonblocking = True
     refuse_once = (
         "if redis.call('INCR', KEYS[1]) == 1 then "
-        "return redis.error_reply('CLUSTERDOWN The cluster is down') end return 'done'"
+        f"return redis.error_reply(\"{refusal}\") end return 'done'"
     )
     got: list[object] = []
     f._exec([("EVAL", refuse_once, 1, "fctest:failover")], got.extend)  # sent ahead

@@ -494,16 +494,10 @@ def _again(reply: Any) -> bool:
     Redis Cluster was down or failing over (a cluster pipeline hands these back as results)."""
     import redis
 
-    errors = redis.exceptions
-    return isinstance(
-        reply,
-        errors.OutOfMemoryError
-        | errors.ConnectionError
-        | errors.TimeoutError
-        | errors.ClusterDownError
-        | errors.TryAgainError
-        | errors.AskError,
-    )
+    from focuscrawl.frontier.redis_health import cluster_refusal, is_oom
+
+    away = isinstance(reply, redis.ConnectionError | redis.TimeoutError)
+    return away or is_oom(reply) or cluster_refusal(reply)
 
 
 def _cache(shared: _Shared, url: str, rec: PageRecord | None, serves: int) -> None:

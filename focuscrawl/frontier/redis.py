@@ -79,7 +79,12 @@ from focuscrawl.frontier.redis_entry import (  # re-exported: tests and benches 
     decode_entry,
     encode_entry,
 )
-from focuscrawl.frontier.redis_health import FrontierUnavailable, check_eviction_policy, is_oom
+from focuscrawl.frontier.redis_health import (
+    FrontierUnavailable,
+    check_eviction_policy,
+    cluster_refusal,
+    is_oom,
+)
 
 logger = logging.getLogger(__name__)
 __all__ = [
@@ -639,7 +644,7 @@ class RedisFrontier:
                     replies.append(exc)
             read.append((batch, replies))
         self._rerun_unloaded(read)
-        down = next((r for _, replies in read for r in replies if _failing_over(r)), None)
+        down = next((r for _, replies in read for r in replies if cluster_refusal(r)), None)
         if down is not None:  # not run: every unread batch goes again once the cluster is back
             raise redis.ConnectionError(f"the Redis Cluster is failing over: {down}")
         del self._unread[: len(read)]
@@ -734,16 +739,6 @@ class RedisFrontier:
                 time.sleep(delay)
                 waited += delay
                 delay = min(delay * 2, 10.0)
-
-
-def _failing_over(reply: Any) -> bool:
-    """A command a Redis Cluster node refused without running it while the cluster fails
-    over: ``CLUSTERDOWN`` (a master is down, its replica not promoted yet), ``TRYAGAIN``, or
-    ``MOVED`` (this node no longer serves the slot: the shard relocates)."""
-    import redis
-
-    errors = redis.exceptions
-    return isinstance(reply, (errors.ClusterDownError, errors.TryAgainError, errors.MovedError))
 
 
 class _Sent:

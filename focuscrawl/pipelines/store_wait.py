@@ -35,8 +35,9 @@ def transient_store_error(exc: BaseException) -> bool:
         return False
     if isinstance(cause, redis.ConnectionError | redis.TimeoutError | redis.BusyLoadingError):
         return True
-    errors = redis.exceptions
-    if isinstance(cause, errors.ClusterDownError | errors.TryAgainError | errors.AskError):
+    from focuscrawl.frontier.redis_health import cluster_refusal
+
+    if cluster_refusal(cause):
         return True  # a Redis Cluster failing over (a master down, its replica not promoted)
     return isinstance(cause, redis.exceptions.OutOfMemoryError)
 
