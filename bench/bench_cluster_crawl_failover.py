@@ -8,12 +8,13 @@ an uninterrupted crawl fetches all of them), and once ``--kill-after`` pages are
 master serving the frontier shard of the first host is SIGKILLed (no ``WAIT``: the replica has
 what asynchronous replication gave it). Runs alternate between workers whose ``REDIS_URL`` names
 the killed master and workers given another node. A reference crawl without the kill comes
-first. Reported per run: pages lost (never fetched), repeats (fetches beyond the first),
+first. ``--min-replicas``: one more kill with ``min-replicas-to-write 1`` on every node, where
+the promoted master refuses writes until the killed node is back as its replica. Reported per run: pages lost (never fetched), repeats (fetches beyond the first),
 re-deliveries counted in Redis (expired leases), change-store records, the longest pause of a
 worker's frontier ("is back after"), the longest gap between two fetches from the killed
 master's host after the kill, and the crawl's time.
 
-    .venv/bin/python bench/bench_cluster_crawl_failover.py [--runs 4] [--lease 5]
+    .venv/bin/python bench/bench_cluster_crawl_failover.py [--runs 4] [--lease 5] [--min-replicas]
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ def main() -> None:
         "--lease", type=float, default=5.0, help="FOCUSCRAWL_REDIS_LEASE of the workers"
     )
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument(
+        "--min-replicas",
+        action="store_true",
+        help="one more kill with min-replicas-to-write 1 on every node (the killed node is "
+        "restarted, as the promoted master's replica, once a worker logs NOREPLICAS)",
+    )
     args = parser.parse_args()
     head = (
         f"{'run':<22} {'pages':>5} {'killed at':>9} {'lost':>4} {'repeats':>7} "
@@ -49,14 +56,16 @@ def main() -> None:
         f"{args.workers} workers, lease {args.lease:g}s, site of {3 * args.pages_per_host} pages, "
         f"master SIGKILLed after {args.kill_after} pages\n{head}"
     )
-    plan = [("reference (no kill)", False, True)] if not args.no_reference else []
+    plan = [("reference (no kill)", False, True, False)] if not args.no_reference else []
     plan += [
-        (f"kill #{i + 1}, URL " + ("= victim" if i % 2 == 0 else "other"), True, i % 2 == 0)
+        (f"kill #{i + 1}, URL " + ("= victim" if i % 2 == 0 else "other"), True, i % 2 == 0, False)
         for i in range(args.runs)
     ]
+    if args.min_replicas:
+        plan.append(("kill, min-replicas 1", True, True, True))
     totals = {"lost": 0, "repeats": 0, "redelivered": 0}
     stalls: list[float] = []
-    for label, kill, through_victim in plan:
+    for label, kill, through_victim, min_replicas in plan:
         work = Path(tempfile.mkdtemp(prefix="fc-bench-crawl-failover-"))
         try:
             run = crawl_with_failover(
@@ -67,6 +76,7 @@ def main() -> None:
                 kill=kill,
                 lease=args.lease,
                 through_victim=through_victim,
+                min_replicas=min_replicas,
             )
         except BaseException:
             print(f"{label}: failed; logs and Redis state in {work}")
@@ -76,7 +86,8 @@ def main() -> None:
             f"{run.repeats:>7} {run.redelivered:>8} {run.records:>7} {run.paused:>8.1f} "
             f"{run.stall if kill else 0.0:>6.1f} {run.took:>6.1f}"
             + (f"  exit codes {run.codes}" if any(run.codes) else "")
-            + (f"  {len(run.errors)} error lines" if run.errors else ""),
+            + (f"  {len(run.errors)} error lines" if run.errors else "")
+            + (f"  ({run.refused} workers refused NOREPLICAS)" if min_replicas else ""),
             flush=True,
         )
         if kill:

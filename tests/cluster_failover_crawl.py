@@ -45,6 +45,7 @@ class FailoverRun:
     queued: int = -1
     in_flight: int = -1
     records: int = 0  # pages with a change-store record
+    refused: int = 0  # workers that logged NOREPLICAS (min_replicas)
     states: list[str] = field(default_factory=list)  # the workers' last reported states
     errors: list[str] = field(default_factory=list)  # "Error caught on signal"/Traceback lines
     logs: list[str] = field(default_factory=list)
@@ -67,17 +68,28 @@ def crawl_with_failover(
     timeout: float = 300,
     lease: float = 5.0,
     through_victim: bool = True,
+    min_replicas: bool = False,
     extra: tuple[str, ...] = (),
 ) -> FailoverRun:
     """One crawl of the site by ``workers`` workers; the master of the shard of the site's
     first host SIGKILLed once ``kill_after`` pages were fetched (``wait``: ``WAIT 1`` on every
     master first, so that the replicas have every write acknowledged so far; ``kill=False``: the
-    same crawl uninterrupted, for reference)."""
+    same crawl uninterrupted, for reference; ``min_replicas``: every node has
+    ``min-replicas-to-write 1``, so the promoted master refuses writes (``NOREPLICAS``) until
+    the killed node, restarted once a worker logged the refusal, is its replica)."""
     from redis.cluster import RedisCluster
 
     run = FailoverRun()
     cluster = LocalCluster(work / "cluster", masters=3, replicas=1, node_timeout_ms=1000).start()
     client = RedisCluster.from_url(cluster.url)
+    if min_replicas:  # on the replicas too: the setting holds once one is promoted
+        import redis
+
+        for port in cluster.ports:
+            node = redis.Redis(host="127.0.0.1", port=port)
+            node.config_set("min-replicas-to-write", 1)
+            node.config_set("min-replicas-max-lag", 10)
+            node.close()
     on_cluster = ["-s", "FOCUSCRAWL_REDIS_CLUSTER=True", "-s", f"FOCUSCRAWL_REDIS_SHARDS={SHARDS}"]
     started: list[Worker] = []
     try:
@@ -103,6 +115,10 @@ def crawl_with_failover(
             killed = time.monotonic()
             if kill:
                 cluster.kill(run.victim)
+            if kill and min_replicas:  # the promoted master refuses writes: its replica back
+                refused = [w for w in started if w.wait_for_line("NOREPLICAS", 30)]
+                run.refused = len(refused)
+                cluster.start_node(run.victim)
             stamps: list[tuple[float, str]] = []
             site_record = site._record
 
