@@ -34,6 +34,9 @@ from tests.cluster_failover_crawl import crawl_with_failover  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=4)
+    parser.add_argument(
+        "--first", type=int, default=0, help="start with kill #first+1 (alternation of the URL)"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--pages-per-host", type=int, default=60)
     parser.add_argument("--kill-after", type=int, default=40)
@@ -41,6 +44,7 @@ def main() -> None:
         "--lease", type=float, default=5.0, help="FOCUSCRAWL_REDIS_LEASE of the workers"
     )
     parser.add_argument("--no-reference", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep each run's logs")
     parser.add_argument(
         "--min-replicas",
         action="store_true",
@@ -59,7 +63,7 @@ def main() -> None:
     plan = [("reference (no kill)", False, True, False)] if not args.no_reference else []
     plan += [
         (f"kill #{i + 1}, URL " + ("= victim" if i % 2 == 0 else "other"), True, i % 2 == 0, False)
-        for i in range(args.runs)
+        for i in range(args.first, args.first + args.runs)
     ]
     if args.min_replicas:
         plan.append(("kill, min-replicas 1", True, True, True))
@@ -95,7 +99,10 @@ def main() -> None:
             totals["repeats"] += run.repeats
             totals["redelivered"] += run.redelivered
             stalls.append(run.paused)
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"  logs in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     if stalls:
         print(
             f"over {len(stalls)} kills: {totals['lost']} pages lost, {totals['repeats']} "

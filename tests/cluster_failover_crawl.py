@@ -13,6 +13,7 @@ killed master (the failover, as the site sees it).
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,8 +117,13 @@ def crawl_with_failover(
             if kill:
                 cluster.kill(run.victim)
             if kill and min_replicas:  # the promoted master refuses writes: its replica back
-                refused = [w for w in started if w.wait_for_line("NOREPLICAS", 30)]
-                run.refused = len(refused)
+                seen = threading.Event()
+                for w in started:
+                    threading.Thread(
+                        target=lambda w=w: w.wait_for_line("NOREPLICAS", 60) and seen.set(),
+                        daemon=True,
+                    ).start()
+                seen.wait(60)  # the first worker refused
                 cluster.start_node(run.victim)
             stamps: list[tuple[float, str]] = []
             site_record = site._record
@@ -149,6 +155,7 @@ def crawl_with_failover(
                 for _ in client.get_redis_connection(m).scan_iter(match="fc:chg:*:p:*")
             )
         run.logs = [w.log for w in started]
+        run.refused = sum(1 for log in run.logs if "NOREPLICAS" in log)
         pauses = [float(m) for log in run.logs for m in PAUSED.findall(log)]
         run.paused = max(pauses, default=0.0)
         run.errors = [

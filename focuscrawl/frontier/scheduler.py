@@ -287,9 +287,14 @@ class FocusScheduler(BaseScheduler):
 
         # on a Redis Cluster the frontier may send now (its held links past a limit) and meet
         # a failing master: the links and acks stay in the frontier, sent again when it is
-        # back; the crawl pauses as for any other call (a signal handler must not raise)
+        # back; the crawl pauses as for any other call (a signal handler must not raise).
+        # ``force`` (the resend when Redis is back): raised to the outage, which tries again
         push = self.frontier.push_many  # type: ignore[attr-defined]
-        self._guarded.call(push, [item for _, item in batch], acks, counted, default=None)
+        items = [item for _, item in batch]
+        if force:
+            push(items, acks, counted)
+        else:
+            self._guarded.call(push, items, acks, counted, default=None)
 
     def _send_kept(self) -> None:
         """Redis is back: what was kept while it was away goes now (raises while it cannot)."""
