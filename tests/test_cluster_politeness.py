@@ -151,3 +151,31 @@ def test_acquire_answers_busy_for_its_host(redis_url: str, redis_client) -> None
     assert slow.busy("d.test")  # asked again: still the delay
     for gate in (a, b, slow):
         gate.close()
+
+
+def test_releases_that_fail_are_sent_again(redis_url: str, redis_client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A deferred release whose send fails (its master died, the cluster fails over) is kept
+    and sent again by the next flush: the slot does not stay taken until its deadline."""
+    import redis
+    from redis.client import Pipeline
+
+    a = HostGate(redis_url, "fctest:pol", concurrency=1, defer_release=True)
+    a.open()
+    assert a.acquire("h.test", "a1") == 0.0
+    a.release("h.test", "a1")
+    execute = Pipeline.execute
+
+    def down(self, *args, **kw) -> None:  # type: ignore[no-untyped-def]
+        raise redis.ConnectionError("master down")
+
+    monkeypatch.setattr(Pipeline, "execute", down)
+    with pytest.raises(redis.ConnectionError):
+        a.flush()
+    # an acquire meanwhile goes alone (the releases' master may be the dead one)
+    assert a.acquire("g.test", "a2") == 0.0
+    assert a.in_use("h.test") == 1
+    monkeypatch.setattr(Pipeline, "execute", execute)
+    a.flush()
+    assert a.in_use("h.test") == 0
+    a.release("g.test", "a2")
+    a.close()

@@ -38,9 +38,11 @@ CLUSTER_COMPONENTS = [
 class Worker(CrawlProcess):
     """``scrapy crawl topical_redis`` in a subprocess; its log lines can be waited for."""
 
-    def __init__(self, cwd: Path, name: str, redis_url: str, *args: str) -> None:
+    def __init__(
+        self, cwd: Path, name: str, redis_url: str, *args: str, lease: float = 5.0
+    ) -> None:
         argv = [*args, "-s", f"REDIS_URL={redis_url}", "-s", f"USER_AGENT={name}"]
-        argv += [*CLUSTER_COMPONENTS, "-s", "FOCUSCRAWL_REDIS_LEASE=5"]
+        argv += [*CLUSTER_COMPONENTS, "-s", f"FOCUSCRAWL_REDIS_LEASE={lease:g}"]
         argv += ["-s", "FOCUSCRAWL_CLUSTER_STATS_INTERVAL=1"]
         argv += ["-s", "TELNETCONSOLE_ENABLED=False", "-s", "LOG_LEVEL=INFO"]
         # each worker its own local data (SQLite index), as on separate machines: workers

@@ -387,3 +387,79 @@ def test_pop_scans_past_busy_hosts_beyond_one_reply(redis_url: str, redis_client
     entry = f.pop(busy)  # h39 has nothing left: every host is busy
     assert entry is None and len(asked) == 39
     assert [e.url for e in iter(f.pop, None)][:2] == ["http://h0.test/", "http://h1.test/"]
+
+
+def test_a_pop_whose_send_ahead_fails_still_hands_out_its_entry(
+    redis_url: str, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """Redis goes away just as the next pop is sent ahead: the entry already popped is handed
+    out (before, pop() raised and the entry stayed leased, renewed, never fetched: a crawl that
+    never ended); the pop sent ahead goes again when Redis is back."""
+    import redis
+
+    f = make(redis_url)
+    f.pop_ahead = True
+    f.nonblocking = True
+    for i in range(3):
+        push(f, f"https://h{i}.test/p", 1.0 - i / 10)
+    send_ahead = f._send_ahead
+
+    def unreachable_meanwhile(*args, **kw) -> None:  # type: ignore[no-untyped-def]
+        conn = f._conn
+        send = conn.send_packed_command
+
+        def gone(*a, **k) -> None:  # type: ignore[no-untyped-def]
+            raise redis.ConnectionError("Redis went away")
+
+        conn.send_packed_command = gone
+        try:
+            send_ahead(*args, **kw)
+        finally:
+            conn.send_packed_command = send
+
+    f._send_ahead = unreachable_meanwhile  # type: ignore[method-assign]
+    first = f.pop()
+    assert first is not None and first.url == "https://h0.test/p"
+    f._send_ahead = send_ahead  # type: ignore[method-assign]
+    second = f.pop()  # Redis is back: the pop sent ahead goes again, its entry comes
+    assert second is not None and second.url == "https://h1.test/p"
+    for entry in (first, second):
+        f.ack(entry.fingerprint)
+    assert f.in_flight() == 1  # the third, popped ahead
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "CLUSTERDOWN The cluster is down",
+        "TRYAGAIN Multiple keys request during rehashing of slot",
+        "READONLY You can't write against a read only replica.",
+        "NOREPLICAS Not enough good replicas to write.",
+    ],
+)
+def test_replies_refused_while_a_cluster_fails_over_are_sent_again(
+    redis_url: str,
+    redis_client,  # type: ignore[no-untyped-def]
+    refusal: str,
+) -> None:
+    """A Redis Cluster node refuses a command while it fails over (a master down, its replica
+    not promoted yet; the node a replica now; a promoted master without the replica that
+    ``min-replicas-to-write`` asks for): the commands did not run. Every unread batch is sent
+    again once the cluster serves, never handed to its callback as an error (a page's links
+    and ack sent ahead were lost)."""
+    from focuscrawl.frontier.redis_health import FrontierUnavailable
+
+    f = make(redis_url)
+    f.nonblocking = True
+    refuse_once = (
+        "if redis.call('INCR', KEYS[1]) == 1 then "
+        f"return redis.error_reply(\"{refusal}\") end return 'done'"
+    )
+    got: list[object] = []
+    f._exec([("EVAL", refuse_once, 1, "fctest:failover")], got.extend)  # sent ahead
+    with pytest.raises(FrontierUnavailable):
+        f._exec([("PING",)])  # the next call that reads meets the refusal
+    assert got == []
+    f.resume()
+    assert got == [b"done"] and redis_client.get("fctest:failover") == b"2"
+    redis_client.delete("fctest:failover")

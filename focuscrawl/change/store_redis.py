@@ -339,8 +339,9 @@ class RedisChangeStore:
             raise self._error(exc) from exc
         written, rest = results[: len(pending)], results[len(pending) :]
         failed = [r for r in written if isinstance(r, Exception)]
-        # refused for want of memory (Redis at maxmemory): queued again, nothing else is
-        shared.pending = [p for p, r in zip(pending, written, strict=True) if _oom(r)]
+        # refused for want of memory (Redis at maxmemory), or not run on a Redis Cluster that
+        # fails over (its node down, CLUSTERDOWN): queued again, nothing else is
+        shared.pending = [p for p, r in zip(pending, written, strict=True) if _again(r)]
         if failed:
             error = self._error(failed[0])
             if _LOST in str(failed[0]):
@@ -488,10 +489,15 @@ def _cluster_tags() -> list[str]:
     return shard_tags(CLUSTER_SHARDS)
 
 
-def _oom(reply: Any) -> bool:
+def _again(reply: Any) -> bool:
+    """A visit's write to send again: refused (out of memory), or not done because a node of a
+    Redis Cluster was down or failing over (a cluster pipeline hands these back as results)."""
     import redis
 
-    return isinstance(reply, redis.exceptions.OutOfMemoryError)
+    from focuscrawl.frontier.redis_health import cluster_refusal, is_oom
+
+    away = isinstance(reply, redis.ConnectionError | redis.TimeoutError)
+    return away or is_oom(reply) or cluster_refusal(reply)
 
 
 def _cache(shared: _Shared, url: str, rec: PageRecord | None, serves: int) -> None:

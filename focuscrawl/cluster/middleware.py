@@ -43,6 +43,7 @@ class ClusterPolitenessMiddleware:
         self._tokens = itertools.count()
         self._worker = ""
         self._flusher: task.LoopingCall | None = None
+        self._release_failing = False  # a flush of host slot releases failed (logged once)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusterPolitenessMiddleware:
@@ -91,11 +92,17 @@ class ClusterPolitenessMiddleware:
 
         try:
             self.gate.flush()
-        except redis.RedisError as exc:  # the slots' own deadlines free them
-            logger.warning(
-                "Host slots not released (%s); they expire by themselves",
-                redact_text(str(exc), self.gate.url),
-            )
+        except redis.RedisError as exc:  # kept by the gate and sent again on the next flush
+            if not self._release_failing:
+                self._release_failing = True
+                logger.warning(
+                    "Host slots not released yet (%s); sent again until Redis answers",
+                    redact_text(str(exc), self.gate.url),
+                )
+            return
+        if self._release_failing:
+            self._release_failing = False
+            logger.info("Host slots released: Redis answers again")
 
     async def process_request(self, request: Request, spider: Spider | None = None) -> None:
         if _is_robots(request):

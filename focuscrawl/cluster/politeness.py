@@ -86,6 +86,7 @@ class HostGate:
         # the owner calls flush() every so often so an idle worker's slots free up too
         self.defer_release = defer_release
         self._released: list[tuple[str, str]] = []
+        self._releases_failed = False  # the last send of releases failed (see _execute)
         # this worker's tokens per host, taken or still waiting for a slot: a host with as many
         # as its concurrency is busy without asking Redis (a request waiting in acquire is not
         # yet in the downloader's slot, so the scheduler would pop more for the host)
@@ -124,7 +125,12 @@ class HostGate:
 
     def close(self) -> None:
         if self._client is not None:
-            self.flush()
+            import redis
+
+            try:
+                self.flush()
+            except redis.RedisError:  # Redis away at the end: the slots' deadlines free them
+                self._released = []
             self._client.close()
             self._client = None
 
@@ -162,29 +168,48 @@ class HostGate:
             self._client.zrem(self._slots(host), token)
 
     def flush(self) -> None:
-        """Send the deferred releases now."""
+        """Send the deferred releases now (kept, and sent again, if that fails)."""
         if self._released and self._client is not None:
             pipe = self._client.pipeline(transaction=False)
-            self._queue_releases(pipe)
-            pipe.execute()
+            released = self._queue_releases(pipe)
+            self._execute(pipe, released)
+            self._releases_failed = False
 
-    def _queue_releases(self, pipe: Any) -> None:
+    def _queue_releases(self, pipe: Any) -> list[tuple[str, str]]:
         released, self._released = self._released, []
         for host, token in released:
             pipe.zrem(self._slots(host), token)
+        return released
+
+    def _execute(self, pipe: Any, released: list[tuple[str, str]]) -> list[Any]:
+        """``pipe.execute()``; on an error the releases in it are queued again (a ``ZREM`` is
+        idempotent): a slot whose release met a dead master or a failover is released once
+        the slot's master answers, not left taken until its deadline."""
+        import redis
+
+        try:
+            return pipe.execute()
+        except redis.exceptions.NoScriptError:
+            raise
+        except redis.RedisError:
+            self._released[:0] = released
+            self._releases_failed = True
+            raise
 
     def _call(self, script: Any, args: list[Any]) -> Any:
-        """``script(args)``, with the deferred releases sent before it in the same round trip."""
+        """``script(args)``, with the deferred releases sent before it in the same round trip
+        (not after a send of them failed: flush() sends them alone until they go through, so
+        that a dead master of their slots does not fail this call too)."""
         keys = [self._slots(args[1])]  # declared: a cluster runs it on the host's slot
-        if not self._released:
+        if not self._released or self._releases_failed:
             return script(keys=keys, args=args)
         import redis
 
         pipe = self._client.pipeline(transaction=False)
-        self._queue_releases(pipe)
+        released = self._queue_releases(pipe)
         pipe.execute_command("EVALSHA", script.sha, 1, *keys, *args)  # a cluster pipeline too
         try:
-            return pipe.execute()[-1]
+            return self._execute(pipe, released)[-1]
         except redis.exceptions.NoScriptError:  # Redis restarted: the releases went through
             return script(keys=keys, args=args)
 

@@ -29,14 +29,33 @@ from focuscrawl.frontier.redis_health import FrontierUnavailable
 logger = logging.getLogger(__name__)
 
 
-def _ping(url: str) -> None:
+def _ping(urls: list[str]) -> None:
+    """PING the first of ``urls`` that answers (raises the last error when none does)."""
     import redis
 
-    client = redis.Redis.from_url(url, socket_connect_timeout=5.0, socket_timeout=5.0)
-    try:
-        client.ping()
-    finally:
-        client.close()
+    error: Exception | None = None
+    for url in urls:
+        client = redis.Redis.from_url(url, socket_connect_timeout=5.0, socket_timeout=5.0)
+        try:
+            client.ping()
+            return
+        except redis.RedisError as exc:
+            error = exc
+        finally:
+            client.close()
+    assert error is not None
+    raise error
+
+
+def _ping_urls(frontier: Any) -> list[str]:
+    """Where to look for Redis: the frontier's URL and, on a Redis Cluster, the node of each
+    of its shards (the node named in ``REDIS_URL`` may be the master that died: any master
+    that answers will do, the shards then find their slots' new masters)."""
+    urls = [frontier.url]
+    for shard in getattr(frontier, "shards", ()):
+        if shard.url not in urls:
+            urls.append(shard.url)
+    return urls
 
 
 class FrontierOutage:
@@ -115,8 +134,7 @@ class FrontierOutage:
         self._call = None
         if self._closed:
             return
-        url = self.frontier.url
-        d = threads.deferToThread(_ping, url)
+        d = threads.deferToThread(_ping, _ping_urls(self.frontier))
         d.addCallbacks(lambda _: self._resume(), lambda f: self._still_away(f.value))
 
     def _still_away(self, exc: BaseException) -> None:

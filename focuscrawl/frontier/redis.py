@@ -58,6 +58,7 @@ exact while most queued entries sit in compact lists rather than in a skiplist.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import math
@@ -78,7 +79,12 @@ from focuscrawl.frontier.redis_entry import (  # re-exported: tests and benches 
     decode_entry,
     encode_entry,
 )
-from focuscrawl.frontier.redis_health import FrontierUnavailable, check_eviction_policy, is_oom
+from focuscrawl.frontier.redis_health import (
+    FrontierUnavailable,
+    check_eviction_policy,
+    cluster_refusal,
+    is_oom,
+)
 
 logger = logging.getLogger(__name__)
 __all__ = [
@@ -227,15 +233,16 @@ class RedisFrontier:
             self.in_flight(),
         )
 
-    def _relocated(self) -> None:
+    def _relocated(self) -> bool:
         """A cluster shard's node failed: connect to the node that serves its slot now (a
-        replica promoted in its place); what was not read is sent again there."""
+        replica promoted in its place); what was not read is sent again there. Whether the
+        shard moved."""
         import redis
 
         assert self.relocate is not None
         url = self.relocate()
         if url == self.url:
-            return
+            return False
         logger.warning(
             "Frontier shard %s moved from %s to %s",
             self.prefix,
@@ -250,6 +257,7 @@ class RedisFrontier:
         self._conn = pool.connection_class(**pool.connection_kwargs)
         self._resend = True
         old.close()
+        return True
 
     def _load_meta(self) -> None:
         meta_key = f"{self.prefix}:meta"
@@ -413,7 +421,10 @@ class RedisFrontier:
             if entry.attempts and self.quarantine_after:
                 self._probation.delivered(entry.fingerprint[:8])
             if self.pop_ahead:
-                self._send_ahead(busy, entry.url)
+                # a failed send is kept and sent again (the next call meets the outage): this
+                # entry is handed out all the same (else leased, renewed, and never fetched)
+                with contextlib.suppress(FrontierUnavailable):
+                    self._send_ahead(busy, entry.url)
         return entry
 
     def _ask(self, busy: HostBusy, ask: list[str], known: dict[str, bool]) -> list[Any]:
@@ -633,6 +644,9 @@ class RedisFrontier:
                     replies.append(exc)
             read.append((batch, replies))
         self._rerun_unloaded(read)
+        down = next((r for _, replies in read for r in replies if cluster_refusal(r)), None)
+        if down is not None:  # not run: every unread batch goes again once the cluster is back
+            raise redis.ConnectionError(f"the Redis Cluster is failing over: {down}")
         del self._unread[: len(read)]
         mine: list[Any] = []
         for batch, replies in read:
@@ -689,22 +703,24 @@ class RedisFrontier:
 
         if self._client is None:
             raise RuntimeError("RedisFrontier used before open()")
-        delay, waited = 0.25, 0.0
+        delay, waited, moved = 0.25, 0.0, False
         while True:
             try:
                 return call()
             except redis.AuthenticationError as exc:  # retrying cannot help
                 raise RedisAuthError(self.url, exc) from None
             except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
+                url = self.url
                 if self.relocate is not None:
                     try:
-                        self._relocated()
+                        if self._relocated() and not moved:
+                            moved = True  # the slot's new master: sent there at once
+                            continue
                     except (redis.RedisError, OSError) as again:  # the cluster is failing over
                         logger.debug("cluster not ready yet: %s", again)
                 if self.nonblocking:  # the scheduler pauses, and calls resume() later
                     raise FrontierUnavailable(
-                        f"Redis at {redact_url(self.url)} unreachable: "
-                        f"{redact_text(str(exc), self.url)}"
+                        f"Redis at {redact_url(url)} unreachable: {redact_text(str(exc), url)}"
                     ) from None
                 if waited >= self.retry_timeout:
                     logger.error(

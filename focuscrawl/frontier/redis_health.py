@@ -49,6 +49,21 @@ def is_oom(reply: Any) -> bool:
     return isinstance(reply, redis.exceptions.OutOfMemoryError) or str(reply).startswith("OOM ")
 
 
+def cluster_refusal(reply: Any) -> bool:
+    """Whether a reply (or an exception) is a command refused, not run, while a Redis Cluster
+    fails over or lost a replica: ``CLUSTERDOWN`` (a master down, its replica not promoted
+    yet), ``TRYAGAIN``, ``MOVED``/``ASK`` (another node serves the slot now), ``READONLY``
+    (the node is a replica now), ``NOREPLICAS`` (``min-replicas-to-write`` not met: a
+    promoted master has no replica yet). Worth sending again later, never dropping."""
+    if not isinstance(reply, Exception):
+        return False
+    import redis
+
+    errors = redis.exceptions
+    refused = (errors.ClusterDownError, errors.TryAgainError, errors.AskError, errors.ReadOnlyError)
+    return isinstance(reply, refused) or str(reply).startswith("NOREPLICAS ")
+
+
 def eviction_policy(client: Any) -> str | None:
     """The server's ``maxmemory-policy`` (``CONFIG GET``, else ``INFO memory``), or None when
     both are refused (a managed Redis with ``CONFIG`` disabled or renamed)."""

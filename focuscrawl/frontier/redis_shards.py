@@ -29,6 +29,7 @@ hash tag, best-first across them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import time
@@ -456,9 +457,12 @@ class ShardedRedisFrontier:
         if entry is None:
             entry = self._pop_best(busy)
         if entry is not None:
-            self._probe()
-            if self.pop_ahead:
-                self._send_ahead(busy, entry.url)
+            # a failed send is kept and sent again (the next call meets the outage): this
+            # entry is handed out all the same (else leased, renewed, and never fetched)
+            with contextlib.suppress(FrontierUnavailable):
+                self._probe()
+                if self.pop_ahead:
+                    self._send_ahead(busy, entry.url)
             self._release_acks()
         return entry
 
@@ -492,11 +496,12 @@ class ShardedRedisFrontier:
 
     def _take_ahead(self) -> FrontierEntry | None:
         """The entry popped ahead (its reply read now if it was not), or None."""
-        k, self._ahead_k = self._ahead_k, None
+        k = self._ahead_k
         if k is None:
             return None
         shard = self.shards[k]
-        reply = shard._ahead_reply()
+        reply = shard._ahead_reply()  # if this raises, the entry is taken at a later pop
+        self._ahead_k = None
         shard._ahead = None
         if not reply or reply[0] != b"!":  # nothing free there then, or hosts to ask about
             if reply and reply[0] == b"?":  # (asked at the pop that follows)

@@ -285,7 +285,16 @@ class FocusScheduler(BaseScheduler):
                 if not self._count(request, result):
                     self._dropped(request)
 
-        self.frontier.push_many([item for _, item in batch], ack=acks, on_results=counted)  # type: ignore[attr-defined]
+        # on a Redis Cluster the frontier may send now (its held links past a limit) and meet
+        # a failing master: the links and acks stay in the frontier, sent again when it is
+        # back; the crawl pauses as for any other call (a signal handler must not raise).
+        # ``force`` (the resend when Redis is back): raised to the outage, which tries again
+        push = self.frontier.push_many  # type: ignore[attr-defined]
+        items = [item for _, item in batch]
+        if force:
+            push(items, acks, counted)
+        else:
+            self._guarded.call(push, items, acks, counted, default=None)
 
     def _send_kept(self) -> None:
         """Redis is back: what was kept while it was away goes now (raises while it cannot)."""

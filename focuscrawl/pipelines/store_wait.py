@@ -35,6 +35,10 @@ def transient_store_error(exc: BaseException) -> bool:
         return False
     if isinstance(cause, redis.ConnectionError | redis.TimeoutError | redis.BusyLoadingError):
         return True
+    from focuscrawl.frontier.redis_health import cluster_refusal
+
+    if cluster_refusal(cause):
+        return True  # a Redis Cluster failing over (a master down, its replica not promoted)
     return isinstance(cause, redis.exceptions.OutOfMemoryError)
 
 

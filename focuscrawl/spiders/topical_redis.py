@@ -64,6 +64,7 @@ class TopicalRedisSpider(TopicalSpider):
         self._client: Any = None
         self._worker = ""
         self._calib_read = 0  # records of <prefix>:calib read so far
+        self._unshared: list[str] = []  # this worker's seed pages not in <prefix>:calib yet
         self._calib_next = 0.0  # monotonic time of the next look at <prefix>:calib
         self._judge: Any = None  # the policy's own judge (the spider's is wrapped)
         self._url = ""  # the Redis URL: printed only through redact_url / redact_text
@@ -190,17 +191,29 @@ class TopicalRedisSpider(TopicalSpider):
     # -- seed calibration shared by the workers -------------------------------------------
     def _share_calibration(self, response: Response, kind: str) -> None:
         """Give the other workers this seed or example page, to judge it as this one does."""
-        import redis
 
         if not isinstance(response, TextResponse) or len(response.body) > MAX_SHARED_PAGE:
             return
         record = {"w": self._worker, "kind": kind, "url": response.url, "html": response.text}
+        self._unshared.append(json.dumps(record))
+        self._send_shared()
+
+    def _send_shared(self) -> None:
+        """Send the seed pages not shared yet; kept (sent again before the next judgement)
+        while Redis is away or a cluster fails over."""
+        import redis
+
+        if not self._unshared:
+            return
         try:
-            self._client.rpush(f"{self.prefix}:calib", json.dumps(record))
+            self._client.rpush(f"{self.prefix}:calib", *self._unshared)
         except redis.RedisError as exc:
             logger.warning(
-                "Seed page not shared through Redis: %s", redact_text(str(exc), self._url)
+                "Seed page not shared through Redis yet (sent again later): %s",
+                redact_text(str(exc), self._url),
             )
+            return
+        self._unshared = []
 
     def _replay_calibration(self) -> None:
         """Judge the seed and example pages other workers fetched, as if this worker had: the
@@ -209,6 +222,7 @@ class TopicalRedisSpider(TopicalSpider):
         5 s."""
         import redis
 
+        self._send_shared()
         now = time.monotonic()
         if now < self._calib_next:
             return
