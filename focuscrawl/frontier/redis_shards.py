@@ -685,11 +685,11 @@ class ShardedRedisFrontier:
         return self.shards[self._shard(url)].seen(fingerprint)
 
     def _gather(
-        self, command: Callable[[RedisFrontier], tuple[Any, ...]], only: Sequence[int] = ()
+        self, command: Callable[[RedisFrontier], tuple[Any, ...]], only: Sequence[int] | None = None
     ) -> list[Any]:
         """``command`` sent to every shard (or to the shards ``only``), then every reply read
         (one wait); the replies in shard order (None: that shard failed)."""
-        ks = list(only) if only else list(range(len(self.shards)))
+        ks = list(range(len(self.shards))) if only is None else list(only)
         out: list[Any] = [None] * len(ks)
 
         def keep(i: int) -> Callable[[list[Any]], None]:
