@@ -5,15 +5,17 @@ one by one, a chunk at a time on each target in turn, under every condition in t
 machine's other load falls on all alike):
 
 * targets: one Redis; three plain Redis with the work split three ways (three
-  :class:`RedisFrontier`, hosts split as the cluster's shards are, pops round-robin); the
-  sharded frontier's own code over plain (non-cluster) Redis, 48 shards on 3 processes and 48
-  shards on 1 process; the 3-master cluster with 48 and with 3 shards; 1 master in cluster
-  mode with 1 shard;
+  :class:`RedisFrontier`, hosts split as the cluster's shards are), the pops alternating
+  between them, and the same in runs of 50 pops (only the order differs); the sharded
+  frontier's own code over plain (non-cluster) Redis, 48 shards on 1 process and on 3; the
+  3-master cluster with 3 and with 48 shards, and with 48 shards and the lease requeue as it
+  was (every shard's script every second); 1 master in cluster mode with 1 shard;
 * conditions: unpinned, and pinned (``sched_setaffinity``: every server on the last core, the
   client on the first); pops at full speed and at fixed rates (``--rates``, pops per second);
 * idle: each target's servers' CPU per second with no load (``serverCron`` at ``hz``, the
   cluster bus), measured between rounds; the per-op figure is given as measured and with the
-  idle cost of the chunk's duration taken off.
+  idle cost of the chunk's duration taken off; and the lease requeue's cost (a round on every
+  shard, and what a popping worker sends each second).
 
 Redis CPU is ``used_cpu_user + used_cpu_sys`` from ``INFO cpu``, summed over a target's
 servers; also ``/proc/PID/schedstat`` (on-CPU and run-queue wait of the main thread) and
@@ -21,8 +23,8 @@ voluntary context switches (wake-ups). ``commandstats`` per target at the end (i
 is wall time inside the command, preemption included). 2 cores here: Redis CPU per operation,
 not pages per second, is what is compared.
 
-    .venv/bin/python bench/bench_cluster_cpu_controls.py [--urls 60000] [--rounds 8]
-        [--rates 0,1000,200] [--chunk 200]
+    .venv/bin/python bench/bench_cluster_cpu_controls.py [--urls 60000] [--rounds 6]
+        [--rates 0,1000,200,50] [--chunk 200] [--only 1,7] [--no-pin]
 """
 
 from __future__ import annotations
