@@ -118,6 +118,38 @@ def expire_all(client) -> None:  # type: ignore[no-untyped-def]
             client.zadd(key, {member: 0})
 
 
+def test_requeue_checks_a_shard_again_when_its_earliest_lease_expires(
+    redis_cluster_url: str,
+    cluster_client,  # type: ignore[no-untyped-def]
+) -> None:
+    """The lease requeue sends a shard its script when a lease there can have expired (its
+    earliest lease, or ``min(lease, REQUEUE_IDLE_MAX)`` after the last check), not every
+    ``requeue_interval``: idle shards cost their masters nothing each second."""
+    dead = make(redis_cluster_url, shards=12, lease=0.0)  # its leases expire as they start
+    push(dead, "http://a.test/gone", 0.9)
+    push(dead, "http://b.test/held", 0.5)
+    assert dead.pop() is not None  # a.test: the worker dies with it
+    live = make(redis_cluster_url, shards=12, lease=300.0)
+    assert live.requeue_expired() == 1  # due at once: the first check of every shard
+    held = live.pop()  # b.test's entry would come first if a.test's were still leased
+    assert held is not None and held.url == "http://a.test/gone" and held.attempts == 1
+    checked = list(live._requeue_at)
+    live._next_requeue = 0.0  # a second later: no shard due (no lease there expires so soon)
+    assert live.requeue_expired() == 0 and live._requeue_at == checked
+    expire_all(cluster_client)  # its lease shortened behind its back: not seen until due ...
+    live._next_requeue = 0.0
+    assert live.requeue_expired() == 0 and live.in_flight() == 1
+    assert live.requeue_expired(force=True) == 1  # ... or forced
+    k = live._shard("http://a.test/gone")
+    other = next(j for j in range(12) if j != k)
+    live._requeue_at[other] = 0.0  # due: checked alone
+    live._next_requeue = 0.0
+    sent = live.sends
+    assert live.requeue_expired() == 0 and live.sends - sent == 1
+    dead.close()
+    live.close()
+
+
 def test_lease_expired_twice_is_quarantined_and_counted(
     redis_cluster_url: str,
     cluster_client,  # type: ignore[no-untyped-def]

@@ -182,6 +182,8 @@ class RedisFrontier:
         self._bucket_bits = 0
         self._bloom: tuple[int, int] | None = None
         self._next_requeue = 0.0
+        # from the last requeue: seconds until the earliest lease left expires (-1: none left)
+        self.requeue_wait = -1.0
         self._top_hosts: list[str] = []  # the hosts at the top after the last pop
         # every command goes through one connection of our own, in order: a push sent without
         # waiting (push_many with on_results) is applied before anything sent after it, and
@@ -551,7 +553,8 @@ class RedisFrontier:
 
     def _requeued(self, reply: list[Any]) -> tuple[int, int]:
         """A ``requeue`` reply taken in: (expired leases handled, re-queued)."""
-        due, moved, *records = reply
+        due, moved, wait, *records = reply
+        self.requeue_wait = float(wait)
         for fp8, value in zip(records[::2], records[1::2], strict=True):
             self.quarantined.append(redis_record(fp8, value))
         if int(moved):

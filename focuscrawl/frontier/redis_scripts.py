@@ -341,13 +341,14 @@ return n
 --@requeue
 -- ARGV[4] batch size, [5] attempts at which an entry is quarantined (0: never). An expired lease
 -- is a delivery that was never acknowledged: one more attempt in the entry's flags byte, or the
--- quarantine. Returns {expired leases handled, re-queued, fp8, quarantine value, ...}
+-- quarantine. Returns {expired leases handled, re-queued, seconds until the earliest lease left
+-- expires (a string; -1: no lease left), fp8, quarantine value, ...}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
 local due = redis.call('ZRANGEBYSCORE', P .. ':lease', '-inf', now, 'LIMIT', 0, tonumber(ARGV[4]))
 local limit = tonumber(ARGV[5])
 local n = 0
-local out = {#due, 0}
+local out = {#due, 0, -1}
 for _, fp8 in ipairs(due) do
   redis.call('ZREM', P .. ':lease', fp8)
   local e = redis.call('HGET', P .. ':inflight', fp8)
@@ -381,6 +382,8 @@ for _, fp8 in ipairs(due) do
 end
 if n > 0 then redis.call('HINCRBY', P .. ':stats', 'frontier/redelivered', n) end
 out[2] = n
+local first = redis.call('ZRANGE', P .. ':lease', 0, 0, 'WITHSCORES')
+if #first > 0 then out[3] = tostring(math.max(0, tonumber(first[2]) - now)) end
 return out
 
 --@release

@@ -64,6 +64,10 @@ PROBE_EVERY = 4
 PROBE_MAX = 64  # probes that find every head as tracked back off, up to one every PROBE_MAX pops
 HOLD_LINKS = 512  # links and acks held (not sent) over all shards before every shard sends
 HOLD_SECONDS = 0.5  # ... or when the oldest held link or ack is this old
+# a shard's leases are checked again when its earliest lease expires, and at least this often
+# (a lease taken since expires no sooner than the worker's ``lease`` after: when all workers
+# share one lease, the first bound is exact; this one bounds the delay when they do not)
+REQUEUE_IDLE_MAX = 30.0
 _EMPTY = float("-inf")
 
 
@@ -104,6 +108,7 @@ class ShardedRedisFrontier:
         self._ready: dict[int, list[bytes]] = {}  # shard → acks whose links were sent
         self._ready_acks: dict[int, list[bytes]] = {}  # shard → acks whose links were sent
         self._next_requeue = 0.0
+        self._requeue_at: list[float] = []  # per shard: when its leases are checked next
         self._rng = random.Random()
 
     @classmethod
@@ -166,6 +171,7 @@ class ShardedRedisFrontier:
             shard.open()
             self.shards.append(shard)
         self._head = [_EMPTY] * n
+        self._requeue_at = [0.0] * n
         self._refresh(range(n))
         logger.info(
             "Redis Cluster frontier %s at %s: %d shards on %d masters, %d queued, %d in flight",
@@ -280,7 +286,7 @@ class ShardedRedisFrontier:
 
         With ``on_results`` (a crawl's page): nothing is sent now. Each shard's links wait in
         its outbox and go out with the next call to that shard (its pop sent ahead, a head
-        read, the lease requeue every second), or with every shard's once ``HOLD_LINKS``
+        read, the lease requeue), or with every shard's once ``HOLD_LINKS``
         links or acks are held or the oldest is ``HOLD_SECONDS`` old: a few sends per master
         for many pages instead of one per shard touched per page. The heads these links
         raise count at once (their scores). A page's ack is queued only once every shard
@@ -683,21 +689,27 @@ class ShardedRedisFrontier:
         """Whether ``url`` was seen: one shard asked (its host's)."""
         return self.shards[self._shard(url)].seen(fingerprint)
 
-    def _gather(self, command: Callable[[RedisFrontier], tuple[Any, ...]]) -> list[Any]:
-        out: list[Any] = [None] * len(self.shards)
+    def _gather(
+        self, command: Callable[[RedisFrontier], tuple[Any, ...]], only: Sequence[int] | None = None
+    ) -> list[Any]:
+        """``command`` sent to every shard (or to the shards ``only``), then every reply read
+        (one wait); the replies in shard order (None: that shard failed)."""
+        ks = list(range(len(self.shards))) if only is None else list(only)
+        out: list[Any] = [None] * len(ks)
 
-        def keep(k: int) -> Callable[[list[Any]], None]:
+        def keep(i: int) -> Callable[[list[Any]], None]:
             def got(replies: list[Any]) -> None:
-                out[k] = replies[0]
+                out[i] = replies[0]
 
             return got
 
-        self._stage_all()  # what the shards hold goes with it (the requeue: every second)
-        for k, shard in enumerate(self.shards):
-            shard._exec([command(shard)], keep(k))
-        for shard in self.shards:
-            shard._read_sent()
-        self._unread.clear()
+        for k in ks:  # what these shards hold goes with it
+            self._stage(k)
+        for i, k in enumerate(ks):
+            self.shards[k]._exec([command(self.shards[k])], keep(i))
+        for k in ks:
+            self.shards[k]._read_sent()
+        self._unread.difference_update(ks)
         self._release_acks()  # those whose links went with these sends
         return out
 
@@ -723,18 +735,33 @@ class ShardedRedisFrontier:
         return max(0, n - own)
 
     def requeue_expired(self, force: bool = False) -> int:
-        """Every shard's expired leases back in its queue (or quarantine), at most once a
-        ``requeue_interval``: one script per shard, sent to all, then read (one wait)."""
+        """Expired leases back in their shard's queue (or quarantine), at most once a
+        ``requeue_interval``: one script per shard due, sent to all, then read (one wait).
+
+        A shard is due when its earliest lease (as the last check found it) has expired, or
+        ``min(lease, REQUEUE_IDLE_MAX)`` after that check: a lease taken there since expires
+        no sooner (with the same ``lease`` in every worker). So a shard without leases, or
+        whose leases run for minutes, costs its master one script per such period, not one
+        a second (``force``: every shard now)."""
         now = time.monotonic()
         if not self.shards or (not force and now < self._next_requeue):
             return 0
         self._next_requeue = now + self.shards[0].requeue_interval
-        replies = self._gather(lambda s: s._eval("requeue", [1000, s.quarantine_after]))
+        if len(self._requeue_at) != len(self.shards):
+            self._requeue_at = [0.0] * len(self.shards)
+        ks = [k for k, at in enumerate(self._requeue_at) if force or at <= now]
+        if not ks:
+            return 0
+        replies = self._gather(lambda s: s._eval("requeue", [1000, s.quarantine_after]), ks)
+        longest = min(self.lease, REQUEUE_IDLE_MAX)
         n = 0
-        for k, (shard, reply) in enumerate(zip(self.shards, replies, strict=True)):
+        for k, reply in zip(ks, replies, strict=True):
+            shard = self.shards[k]
             if reply is None:  # failed (logged): the next round tries again
                 continue
             due, moved = shard._requeued(reply)
+            wait = shard.requeue_wait
+            self._requeue_at[k] = now + (wait if 0 <= wait < longest else longest)
             if due >= 1000:  # more than a batch expired: the rest now
                 moved += shard.requeue_expired(force=True)
             if moved:
