@@ -184,3 +184,91 @@ def test_every_kind_is_a_known_kind() -> None:
     for rows in (rules.NAME_KIND_EVIDENCE, rules.URL_KIND_EVIDENCE):
         assert {kind for _, kind, _ in rows} <= set(rules.PAGE_KINDS)
     assert set(rules.PAGE_KINDS) >= rules.BROAD_CONTENT_KINDS
+
+
+TERNS = (
+    "Each bird flies about seventy thousand kilometres a year, the longest migration known, "
+    "following the winds over the Atlantic rather than the shortest route between the poles. ",
+    "Young terns stay on the wintering grounds for two or three years before they make their "
+    "first journey north, where they nest in colonies on bare gravel near the shore. ",
+    "A pair defends its nest fiercely and dives at anyone who comes close, walkers included, "
+    "striking the head with a sharp beak until the intruder leaves the colony behind. ",
+    "Ringing studies show that one bird can live thirty years, so over a lifetime it covers a "
+    "distance equal to three return trips from the Earth to the Moon and back again. ",
+)
+
+
+def _widget_article(paragraphs: list[str]) -> str:
+    # A page builder's layout: every paragraph in its own widget, whose class words ("widget")
+    # are negative, so no container collects the story's votes and the choice misses it.
+    widgets = "".join(
+        "<div class='elementor-widget elementor-widget-text-editor'>"
+        f"<div class='elementor-widget-container'><p>{t}</p></div></div>"
+        for t in paragraphs
+    )
+    head = '<script type="application/ld+json">{"@type": "BlogPosting"}</script>'
+    return _page(f"<article class='post'><h1>Terns</h1>{widgets}</article>", head)
+
+
+def test_an_article_the_chosen_container_missed_is_read_broadly(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    html = _widget_article([PROSE, *TERNS])
+    page = partition(html, "https://blog.example/2024/terns/")
+    assert page.kind == "article"
+    for text in (PROSE, *TERNS):
+        assert text.split(",")[0] in page.main_text
+    assert "Copyright" not in page.main_text and "About us" not in page.main_text
+    # without the rule the choice keeps the heading alone
+    monkeypatch.setattr(rules, "MISSED_PROSE_OVER_CHOSEN", float("inf"))
+    assert "seventy thousand" not in partition(html, "https://blog.example/2024/terns/").main_text
+
+
+def test_a_hidden_copy_of_the_story_is_not_missed_prose(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A hidden copy of the whole story (kept for a script) is longer than the story as shown:
+    # it is a copy, not an article the choice missed, and the story is read once.
+    story = "<article><h1>Terns</h1>" + "".join(f"<p>{t}</p>" for t in (PROSE, *TERNS))
+    copy = "<div style='display:none'><p>" + " ".join((PROSE, *TERNS) * 3) + "</p></div>"
+    head = '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+    html = _page(story + "</article>" + copy, head)
+    page = partition(html, "https://news.example/2024/05/terns")
+    assert page.kind == "article"
+    assert page.main_text.count("seventy thousand") == 1
+    monkeypatch.setattr(rules, "COPY_PAIR_SHARE", float("inf"))  # every paragraph is new
+    page = partition(html, "https://news.example/2024/05/terns")
+    assert page.main_text.count("seventy thousand") > 1
+
+
+def test_an_article_a_script_reveals_is_read() -> None:
+    # The story sits in a wrapper hidden until a script runs; the page shows only a short
+    # newsletter box: the hidden paragraphs are read.
+    head = (
+        '<script type="application/ld+json">{"@type": "BlogPosting"}</script>'
+        "<style>.reveal-on-load{visibility:hidden}</style>"
+    )
+    story = "".join(f"<p>{t}</p>" for t in (PROSE, *TERNS))
+    body = (
+        f"<div class='reveal-on-load'><article><h1>Terns</h1>{story}</article></div>"
+        "<div><p>Get our weekly letter with the best stories, sent every Friday morning.</p></div>"
+    )
+    page = partition(_page(body, head), "https://blog.example/2024/terns/")
+    assert "seventy thousand" in page.main_text
+    assert "Copyright" not in page.main_text
+
+
+def test_an_unclosed_button_does_not_swallow_the_page() -> None:
+    # A menu button left unclosed (<button><div> with no </button>) makes the parser nest the
+    # rest of the page in the button, whose subtree the walk skips: read as a div instead.
+    html = (
+        "<html><body><header><a href='#main'>Skip to content</a>"
+        "<button class='menu-button'><div class='menu-button-inner'><div></button></div>"
+        "<main id='main'><article><h1>Terns</h1>"
+        + "".join(f"<p>{t}</p>" for t in (PROSE, *TERNS))
+        + "</article></main></header></body></html>"
+    )
+    page = partition(html, "https://news.example/terns")
+    assert "seventy thousand" in page.main_text
+    # a page with its own text keeps its buttons' labels out of the text
+    html = _page(f"<article><p>{PROSE}</p><p>{TERNS[0]}</p><button><span>Save story</span>"
+                 "</button></article>")  # fmt: skip
+    page = partition(html, "https://news.example/a")
+    assert "Save story" not in page.main_text
+    assert "Save story" in page.labels
