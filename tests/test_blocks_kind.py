@@ -272,3 +272,46 @@ def test_an_unclosed_button_does_not_swallow_the_page() -> None:
     page = partition(html, "https://news.example/a")
     assert "Save story" not in page.main_text
     assert "Save story" in page.labels
+
+
+def test_another_section_of_the_article_is_read_other_stories_are_not(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The story's second section sits in another layout cell, past an advert, so the choice
+    # keeps the first one alone. Paragraphs on the story's topic outside it (its longer words
+    # recur) are read from a lower bar; as many words of other stories are not.
+    second = (
+        "On their migration the arctic terns follow the winds of the Atlantic, resting on the "
+        "water at night, and they reach the southern ocean within three months of flight. ",
+        "Back on the breeding grounds in the north, the terns build no real nest: the eggs lie "
+        "on bare gravel, and both birds guard them against gulls, foxes and walkers. ",
+        "Counting the terns on the breeding grounds each summer shows how the colonies grow or "
+        "shrink, and ringing tells how far each bird travels during its long migration. ",
+    )
+    other = (
+        "Ten easy weeknight dinners that need only one pan and about twenty minutes of your "
+        "evening, from lemon pasta to a quick curry with chickpeas and spinach leaves. ",
+        "Our readers pick their favourite budget laptops of the year, with long battery life, "
+        "bright screens and keyboards that are pleasant for typing during long sessions. ",
+        "The city council votes next week on a new cycling lane along the river, after months "
+        "of meetings with shop owners, residents and the local bus company about parking. ",
+    )
+
+    def html(paragraphs: tuple[str, ...]) -> str:
+        part1 = "".join(f"<p>{t}</p>" for t in (PROSE, TERNS[0]))
+        part2 = "".join(f"<p>{t}</p>" for t in paragraphs)
+        body = (
+            f"<div class='story'><div class='story-body'><h1>Terns</h1>{part1}</div></div>"
+            "<div class='advert'>Advertisement</div><div class='layout'><div class='grid'>"
+            f"<div class='cell'><section>{part2}</section></div></div></div>"
+        )
+        return _page(body, '<script type="application/ld+json">{"@type": "NewsArticle"}</script>')
+
+    url = "https://news.example/2024/terns"
+    page = partition(html(second), url)
+    assert "seventy thousand" in page.main_text
+    assert "both birds guard them" in page.main_text
+    assert "Copyright" not in page.main_text and "Advertisement" not in page.main_text
+    page = partition(html(other), url)
+    assert "seventy thousand" in page.main_text
+    assert "weeknight dinners" not in page.main_text
+    monkeypatch.setattr(rules, "RELATED_PROSE_OVER_CHOSEN", float("inf"))
+    assert "both birds guard them" not in partition(html(second), url).main_text

@@ -84,16 +84,20 @@ def _missed_prose(page: Page) -> bool:
     hold more than ``rules.MISSED_PROSE_OVER_CHOSEN`` times its words: the choice of one best
     container missed the article (its paragraphs sit in widget wrappers whose class is
     negative, in several sibling sections, or in a wrapper a script reveals). A paragraph that
-    copies the chosen text (most of its word pairs are in it) is not counted. Linear in the
-    page's words."""
+    copies the chosen text (most of its word pairs are in it) is not counted. Paragraphs on
+    the chosen text's topic (``rules.RELATED_WORD_SHARE`` of their longer words occur in it:
+    the article's other sections) count from a lower bar, ``rules.RELATED_PROSE_OVER_CHOSEN``.
+    Linear in the page's words."""
     chosen = 0
     pairs: set[tuple[str, str]] = set()
+    vocab: set[str] = set()
     for b in page.blocks:
         if b.kind == "text" and b.text:
             words = b.text.lower().split()
             chosen += len(words)
             pairs.update(zip(words, words[1:], strict=False))
-    outside = 0
+            vocab.update(w for w in words if len(w) >= rules.RELATED_WORD_CHARS)
+    outside = related = 0
     for b in page.blocks:
         if b.kind == "text" or not b.text or not (_uncued(b) or b.noise_cue == "hidden"):
             continue
@@ -104,7 +108,13 @@ def _missed_prose(page: Page) -> bool:
         if copied > rules.COPY_PAIR_SHARE * len(words):
             continue
         outside += len(words)
-    return outside > rules.MISSED_PROSE_OVER_CHOSEN * chosen
+        longw = {w for w in words if len(w) >= rules.RELATED_WORD_CHARS}
+        if longw and len(longw & vocab) >= rules.RELATED_WORD_SHARE * len(longw):
+            related += len(words)
+    return (
+        outside > rules.MISSED_PROSE_OVER_CHOSEN * chosen
+        or related > rules.RELATED_PROSE_OVER_CHOSEN * chosen
+    )
 
 
 def _prose_words(page: Page) -> int:
