@@ -184,3 +184,134 @@ def test_every_kind_is_a_known_kind() -> None:
     for rows in (rules.NAME_KIND_EVIDENCE, rules.URL_KIND_EVIDENCE):
         assert {kind for _, kind, _ in rows} <= set(rules.PAGE_KINDS)
     assert set(rules.PAGE_KINDS) >= rules.BROAD_CONTENT_KINDS
+
+
+TERNS = (
+    "Each bird flies about seventy thousand kilometres a year, the longest migration known, "
+    "following the winds over the Atlantic rather than the shortest route between the poles. ",
+    "Young terns stay on the wintering grounds for two or three years before they make their "
+    "first journey north, where they nest in colonies on bare gravel near the shore. ",
+    "A pair defends its nest fiercely and dives at anyone who comes close, walkers included, "
+    "striking the head with a sharp beak until the intruder leaves the colony behind. ",
+    "Ringing studies show that one bird can live thirty years, so over a lifetime it covers a "
+    "distance equal to three return trips from the Earth to the Moon and back again. ",
+)
+
+
+def _widget_article(paragraphs: list[str]) -> str:
+    # A page builder's layout: every paragraph in its own widget, whose class words ("widget")
+    # are negative, so no container collects the story's votes and the choice misses it.
+    widgets = "".join(
+        "<div class='elementor-widget elementor-widget-text-editor'>"
+        f"<div class='elementor-widget-container'><p>{t}</p></div></div>"
+        for t in paragraphs
+    )
+    head = '<script type="application/ld+json">{"@type": "BlogPosting"}</script>'
+    return _page(f"<article class='post'><h1>Terns</h1>{widgets}</article>", head)
+
+
+def test_an_article_the_chosen_container_missed_is_read_broadly(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    html = _widget_article([PROSE, *TERNS])
+    page = partition(html, "https://blog.example/2024/terns/")
+    assert page.kind == "article"
+    for text in (PROSE, *TERNS):
+        assert text.split(",")[0] in page.main_text
+    assert "Copyright" not in page.main_text and "About us" not in page.main_text
+    # without the rule the choice keeps the heading alone
+    monkeypatch.setattr(rules, "MISSED_PROSE_OVER_CHOSEN", float("inf"))
+    assert "seventy thousand" not in partition(html, "https://blog.example/2024/terns/").main_text
+
+
+def test_a_hidden_copy_of_the_story_is_not_missed_prose(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A hidden copy of the whole story (kept for a script) is longer than the story as shown:
+    # it is a copy, not an article the choice missed, and the story is read once.
+    story = "<article><h1>Terns</h1>" + "".join(f"<p>{t}</p>" for t in (PROSE, *TERNS))
+    copy = "<div style='display:none'><p>" + " ".join((PROSE, *TERNS) * 3) + "</p></div>"
+    head = '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+    html = _page(story + "</article>" + copy, head)
+    page = partition(html, "https://news.example/2024/05/terns")
+    assert page.kind == "article"
+    assert page.main_text.count("seventy thousand") == 1
+    monkeypatch.setattr(rules, "COPY_PAIR_SHARE", float("inf"))  # every paragraph is new
+    page = partition(html, "https://news.example/2024/05/terns")
+    assert page.main_text.count("seventy thousand") > 1
+
+
+def test_an_article_a_script_reveals_is_read() -> None:
+    # The story sits in a wrapper hidden until a script runs; the page shows only a short
+    # newsletter box: the hidden paragraphs are read.
+    head = (
+        '<script type="application/ld+json">{"@type": "BlogPosting"}</script>'
+        "<style>.reveal-on-load{visibility:hidden}</style>"
+    )
+    story = "".join(f"<p>{t}</p>" for t in (PROSE, *TERNS))
+    body = (
+        f"<div class='reveal-on-load'><article><h1>Terns</h1>{story}</article></div>"
+        "<div><p>Get our weekly letter with the best stories, sent every Friday morning.</p></div>"
+    )
+    page = partition(_page(body, head), "https://blog.example/2024/terns/")
+    assert "seventy thousand" in page.main_text
+    assert "Copyright" not in page.main_text
+
+
+def test_an_unclosed_button_does_not_swallow_the_page() -> None:
+    # A menu button left unclosed (<button><div> with no </button>) makes the parser nest the
+    # rest of the page in the button, whose subtree the walk skips: read as a div instead.
+    html = (
+        "<html><body><header><a href='#main'>Skip to content</a>"
+        "<button class='menu-button'><div class='menu-button-inner'><div></button></div>"
+        "<main id='main'><article><h1>Terns</h1>"
+        + "".join(f"<p>{t}</p>" for t in (PROSE, *TERNS))
+        + "</article></main></header></body></html>"
+    )
+    page = partition(html, "https://news.example/terns")
+    assert "seventy thousand" in page.main_text
+    # a page with its own text keeps its buttons' labels out of the text
+    html = _page(f"<article><p>{PROSE}</p><p>{TERNS[0]}</p><button><span>Save story</span>"
+                 "</button></article>")  # fmt: skip
+    page = partition(html, "https://news.example/a")
+    assert "Save story" not in page.main_text
+    assert "Save story" in page.labels
+
+
+def test_another_section_of_the_article_is_read_other_stories_are_not(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The story's second section sits in another layout cell, past an advert, so the choice
+    # keeps the first one alone. Paragraphs on the story's topic outside it (its longer words
+    # recur) are read from a lower bar; as many words of other stories are not.
+    second = (
+        "On their migration the arctic terns follow the winds of the Atlantic, resting on the "
+        "water at night, and they reach the southern ocean within three months of flight. ",
+        "Back on the breeding grounds in the north, the terns build no real nest: the eggs lie "
+        "on bare gravel, and both birds guard them against gulls, foxes and walkers. ",
+        "Counting the terns on the breeding grounds each summer shows how the colonies grow or "
+        "shrink, and ringing tells how far each bird travels during its long migration. ",
+    )
+    other = (
+        "Ten easy weeknight dinners that need only one pan and about twenty minutes of your "
+        "evening, from lemon pasta to a quick curry with chickpeas and spinach leaves. ",
+        "Our readers pick their favourite budget laptops of the year, with long battery life, "
+        "bright screens and keyboards that are pleasant for typing during long sessions. ",
+        "The city council votes next week on a new cycling lane along the river, after months "
+        "of meetings with shop owners, residents and the local bus company about parking. ",
+    )
+
+    def html(paragraphs: tuple[str, ...]) -> str:
+        part1 = "".join(f"<p>{t}</p>" for t in (PROSE, TERNS[0]))
+        part2 = "".join(f"<p>{t}</p>" for t in paragraphs)
+        body = (
+            f"<div class='story'><div class='story-body'><h1>Terns</h1>{part1}</div></div>"
+            "<div class='advert'>Advertisement</div><div class='layout'><div class='grid'>"
+            f"<div class='cell'><section>{part2}</section></div></div></div>"
+        )
+        return _page(body, '<script type="application/ld+json">{"@type": "NewsArticle"}</script>')
+
+    url = "https://news.example/2024/terns"
+    page = partition(html(second), url)
+    assert "seventy thousand" in page.main_text
+    assert "both birds guard them" in page.main_text
+    assert "Copyright" not in page.main_text and "Advertisement" not in page.main_text
+    page = partition(html(other), url)
+    assert "seventy thousand" in page.main_text
+    assert "weeknight dinners" not in page.main_text
+    monkeypatch.setattr(rules, "RELATED_PROSE_OVER_CHOSEN", float("inf"))
+    assert "both birds guard them" not in partition(html(second), url).main_text

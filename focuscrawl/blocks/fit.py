@@ -8,7 +8,8 @@ right for an article, too narrow for a forum thread (every post), a product (des
 specs), a listing (its items) or a docs page (every section). For those kinds, the blocks
 outside that container that no cue marks (no nav/aside/footer tag, no "unlikely" class or id,
 not hidden) join the main text, each text once (a repeated copy is left out); on listings and
-collections the link blocks of the items too.
+collections the link blocks of the items too. A page read as an article whose paragraphs lie
+mostly outside the chosen container (the choice missed the article) is read broadly as well.
 A pass over the blocks and their links: linear in the page.
 """
 
@@ -42,6 +43,8 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
     )
     if broad and kind == "listing" and _prose_words(page) >= rules.LISTING_MAX_PROSE_WORDS:
         kind, broad = "article", False
+    if not broad and _missed_prose(page):
+        broad = True  # the chosen container is not the article: read the page broadly
     items = kind in rules.ITEM_LINK_KINDS
     if broad:
         # A block that repeats a text already read (a layout's desktop and mobile copies, a
@@ -74,6 +77,44 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
         if block.text:
             _take(block, rules.WEIGHT_NOISE)
     return "hidden"
+
+
+def _missed_prose(page: Page) -> bool:
+    """The paragraphs outside the chosen text (marked by no cue, or hidden until a script runs)
+    hold more than ``rules.MISSED_PROSE_OVER_CHOSEN`` times its words: the choice of one best
+    container missed the article (its paragraphs sit in widget wrappers whose class is
+    negative, in several sibling sections, or in a wrapper a script reveals). A paragraph that
+    copies the chosen text (most of its word pairs are in it) is not counted. Paragraphs on
+    the chosen text's topic (``rules.RELATED_WORD_SHARE`` of their longer words occur in it:
+    the article's other sections) count from a lower bar, ``rules.RELATED_PROSE_OVER_CHOSEN``.
+    Linear in the page's words."""
+    chosen = 0
+    pairs: set[tuple[str, str]] = set()
+    vocab: set[str] = set()
+    for b in page.blocks:
+        if b.kind == "text" and b.text:
+            words = b.text.lower().split()
+            chosen += len(words)
+            pairs.update(zip(words, words[1:], strict=False))
+            vocab.update(w for w in words if len(w) >= rules.RELATED_WORD_CHARS)
+    outside = related = 0
+    for b in page.blocks:
+        if b.kind == "text" or not b.text or not (_uncued(b) or b.noise_cue == "hidden"):
+            continue
+        if b.text.count(" ") + 1 < rules.MISSED_PROSE_PARAGRAPH_WORDS:
+            continue
+        words = b.text.lower().split()
+        copied = sum(pair in pairs for pair in zip(words, words[1:], strict=False))
+        if copied > rules.COPY_PAIR_SHARE * len(words):
+            continue
+        outside += len(words)
+        longw = {w for w in words if len(w) >= rules.RELATED_WORD_CHARS}
+        if longw and len(longw & vocab) >= rules.RELATED_WORD_SHARE * len(longw):
+            related += len(words)
+    return (
+        outside > rules.MISSED_PROSE_OVER_CHOSEN * chosen
+        or related > rules.RELATED_PROSE_OVER_CHOSEN * chosen
+    )
 
 
 def _prose_words(page: Page) -> int:

@@ -154,8 +154,12 @@ def partition(
 
 
 def _noscript_fallback(page: Page, root: etree._Element) -> bool:
-    """Unwrap ``<noscript>`` (read as a ``div``) when the rest of the page shows almost no text:
-    pages rendered by JavaScript serve their content to crawlers there."""
+    """Unwrap ``<noscript>`` and ``<button>`` elements that hold elements (read as ``div``s)
+    when the rest of the page shows almost no text: pages rendered by JavaScript serve their
+    content to crawlers in ``<noscript>``, and a ``<button>`` left unclosed in the markup
+    (``<button><div>`` with no ``</button>``) makes the parser nest the rest of the page in
+    it, which the walk skips (a menu button at the top of every page of a large publisher's
+    sites: the whole article disappeared)."""
     words = 0
     for b in page.blocks:
         if b.text:  # its words joined by single spaces
@@ -163,8 +167,8 @@ def _noscript_fallback(page: Page, root: etree._Element) -> bool:
             if words >= rules.NOSCRIPT_FALLBACK_WORDS:
                 return False
     found = False
-    for el in root.iter("noscript"):
-        if len(el):  # holds elements, not only a tracking pixel's text
+    for el in root.iter("noscript", "button"):
+        if len(el):  # holds elements, not only a tracking pixel's text or a label
             el.tag = "div"
             found = True
     return found
