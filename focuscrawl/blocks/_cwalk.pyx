@@ -1325,6 +1325,14 @@ def sheet_rules(str sheet, Py_ssize_t limit):
         pos = i
         i = end  # the next cue after this one, as finditer goes
         # the last "{" and "}" before pos, read forward once over the whole text
+        if kind == 1:
+            while scanned < pos:
+                ch = (<const unsigned char*>data)[scanned]
+                if ch == 123:
+                    last_brace_open = scanned
+                elif ch == 125:
+                    last_brace_close = scanned
+                scanned += 1
         while scanned < pos:
             ch = PyUnicode_READ(kind, data, scanned)
             if ch == 123:
