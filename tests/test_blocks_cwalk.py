@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.blocks import Page, css, kind, rules, segment, survey
+from focuscrawl.blocks import Page, css, kind, rules, segment, sheet, survey
 from focuscrawl.blocks import evaluate as ev
 
 partition_module = importlib.import_module(
@@ -250,3 +250,75 @@ def test_folded_cue_scan_is_the_scan_of_the_lowered_text(text: str) -> None:
 
     assert cue_starts(text, True) == css.cue_starts_python(text.lower())
     assert cue_starts(text + "\u0130", True) is None  # its lower case is longer: not folded
+
+
+_sheet_text = st.lists(
+    st.one_of(
+        st.sampled_from(["@media x", "@import y", "@", "{", "}", ";", ",", " ", "\n", "/*", "*/",
+                         ".a", "#b", "div", "display", "visibility", "float", "position", ":",
+                         "none", "hidden", "left", "right", "fixed", "absolute", "sticky",
+                         "DISPLAY:NONE", "fixedisplay:none", "\u00a0", "\u2003", "\u212a",
+                         "\u0130", "é"]),
+        st.text(max_size=3),
+    ),
+    max_size=50,
+).map("".join)  # fmt: skip
+
+
+@needs_compiled
+@settings(max_examples=500, deadline=None)
+@given(_sheet_text)
+def test_compiled_at_rule_stripping_is_the_python_one(text: str) -> None:
+    from focuscrawl.blocks._cwalk import strip_at_rules
+
+    assert strip_at_rules(text) == sheet.strip_at_rules(text)
+
+
+@needs_compiled
+@settings(max_examples=500, deadline=None)
+@given(_sheet_text, st.integers(min_value=1, max_value=4))
+def test_compiled_sheet_reading_is_the_python_one(text: str, limit: int) -> None:
+    from focuscrawl.blocks._cwalk import sheet_rules
+
+    found = sheet_rules(text, limit)
+    if "\u0130" in text:  # left to the Python reading when the stripped sheet holds it
+        assume(found is not None)
+    assert found == css.cue_rules_python(text, limit)
+    assert sheet_rules(text, 10_000) == css.cue_rules_python(text, 10_000)
+
+
+@needs_compiled
+def test_compiled_sheet_reading_on_hand_made_sheets() -> None:
+    from focuscrawl.blocks._cwalk import sheet_rules
+
+    sheets = [
+        ".ad{display:none}#side{float:left}.x{position:static}.y{display:hidden}",
+        "@media print{.a{display:none}}.b{visibility:HIDDEN}",
+        "@supports x{@media y{.a{display:none}}}.c{position:sticky}",
+        ".n{ .m{display:none} }",  # nested: "{ " in front
+        "/* .c{display:none} */.d{display :\u00a0none}",
+        ".e{position:fixedisplay:none}",  # both cues: the second starts inside the first
+        ".f{display:none",  # never closed
+        "\u212a{display:none}.k{position:sticky}",  # Kelvin sign: "k" when folded
+    ]
+    for text in sheets:
+        assert sheet_rules(text, 100) == css.cue_rules_python(text, 100), text
+    assert sheet_rules(".a{display:none}.b{float:left}", 1) == ([(".a", True)], False)
+    assert sheet_rules(".e{position:fixedisplay:none}", 9) == ([(".e", True)], True)
+    assert sheet_rules("\u0130{display:none}", 9) is None
+
+
+@needs_compiled
+@pytest.mark.parametrize(
+    "base",
+    ["http://example.org/a/b", "https://h.example:8080", "https://h.example?q=/x",
+     "ftp://example.org/", "http://example.org/#x/y"],
+)  # fmt: skip
+def test_compiled_link_resolution_is_the_resolver(base: str) -> None:
+    hrefs = ["/a", "/a#f", "//cdn.example/x", "/./a", "/a/../b", " /a", "/a ", "http://x.example/#f",
+             "https://y.example", "HTTP://z.example/", "rel", "../up", "#top", "javascript:x()",
+             "mailto:a@b", "/", "?q", "http://[bad/", "/\u00e9t\u00e9", "\t"]  # fmt: skip
+    links = "".join(f"<a href='{h}'>l{i}</a> " for i, h in enumerate(hrefs))
+    fast, slow = _both(f"<base href='{base}'><p>{links}</p>", "http://page.example/p/q")
+    assert fast == slow
+    assert fast[5]  # the links are there

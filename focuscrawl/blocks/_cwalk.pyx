@@ -21,7 +21,9 @@ cdef extern from "Python.h":
                                         Py_ssize_t from_start, Py_ssize_t how_many) except -1
     int PyUnicode_WriteChar(object s, Py_ssize_t index, Py_UCS4 ch) except -1
     Py_UCS4 PyUnicode_MAX_CHAR_VALUE(object)
-    int PyUnicode_KIND(object) 
+    int PyUnicode_KIND(object)
+    Py_ssize_t PyUnicode_FindChar(object s, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end,
+                                  int direction) except -2
     void* PyUnicode_DATA(object)
     Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) noexcept nogil
 
@@ -33,13 +35,14 @@ import re
 
 from focuscrawl.blocks import rules
 from focuscrawl.blocks import segment as _py
+from focuscrawl.blocks import sheet as _sheet
 from focuscrawl.blocks import survey as _survey
 
 cetree.import_lxml__etree()
 
 # What the Python side expects of this module (partition.py / segment.py / css.py check it):
 # a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
-ABI = 4
+ABI = 5
 
 cdef enum:
     F_SKIP = 1
@@ -817,10 +820,47 @@ cdef str _join(list words, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=0, Py_ssize_
     return out
 
 
+cdef str _origin(str base):
+    """The origin ("https://host:port") that ``partition._resolver(base)`` prefixes root-relative
+    hrefs with; "" when it resolves none that way."""
+    cdef Py_ssize_t slash
+    cdef str origin
+    if not base.startswith(("http://", "https://")):
+        return ""
+    slash = base.find("/", base.index("//") + 2)
+    origin = base if slash < 0 else base[:slash]
+    if "?" in origin or "#" in origin:
+        return ""
+    return origin
+
+
+cdef object _resolve_common(str href, str origin, dict cache):
+    """What ``partition._resolver(page.base_url)`` (its cache ``cache``) answers for the common
+    hrefs, without a Python call: absolute http(s) URLs and root-relative paths without dot
+    segments, with no whitespace around them. None for any other href (the resolver answers)."""
+    cdef Py_ssize_t n = len(href), hash_at
+    cdef str url
+    if n == 0 or Py_UNICODE_ISSPACE(href[0]) or Py_UNICODE_ISSPACE(href[n - 1]):
+        return None
+    if href.startswith(("http://", "https://")):
+        url = href
+    elif origin and href[0] == "/" and (n == 1 or href[1] != "/") and "/." not in href:
+        url = origin + href
+    else:
+        return None
+    hash_at = url.find("#")
+    if hash_at >= 0:
+        url = url[:hash_at]
+    cache[href] = url
+    return url
+
+
 def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link_cls,
              heading_tags, alt_text, double noise_weight, Py_ssize_t max_anchor_words):
     """``partition._assemble`` compiled: blocks and links of ``page`` from a walk and its kinds;
-    returns how many anchors were cut to ``max_anchor_words``."""
+    returns how many anchors were cut to ``max_anchor_words``. ``resolve`` is
+    ``partition._resolver(page.base_url)``: the common hrefs are resolved here as it would
+    (``_resolve_common``), the others by calling it."""
     cdef list words = walk.words
     cdef list segments = walk.segments
     cdef list blocks = page.blocks
@@ -855,11 +895,14 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         blocks.append(block)
         if text and not seg.frame.hidden and seg.frame.tag in heading_tags:
             headings.append(text)
+    cdef str origin = _origin(page.base_url)
     for raw in walk.links:
         href = raw.href
         absolute = cache.get(href)
         if absolute is None:
-            absolute = resolve(href)
+            absolute = _resolve_common(href, origin, cache)
+            if absolute is None:
+                absolute = resolve(href)
         if not absolute:
             continue
         a0 = raw.w0
@@ -1053,58 +1096,288 @@ cdef const char* _CUE_VALUES[7]
 _CUE_VALUES[:] = [b"none", b"hidden", b"left", b"right", b"fixed", b"absolute", b"sticky"]
 
 
+# The index + 1 in _CUE_WORDS of the property a character may start ("d", "v", "f", "p"), by
+# character code; _CUE_FIRST_FOLDED also for the upper-case letters (the Kelvin sign starts none).
+cdef unsigned char _CUE_FIRST[256]
+cdef unsigned char _CUE_FIRST_FOLDED[256]
+memset(_CUE_FIRST, 0, sizeof(_CUE_FIRST))
+for _i, _ch in enumerate("dvfp"):
+    _CUE_FIRST[ord(_ch)] = _i + 1
+memcpy(_CUE_FIRST_FOLDED, _CUE_FIRST, sizeof(_CUE_FIRST))
+for _i, _ch in enumerate("DVFP"):
+    _CUE_FIRST_FOLDED[ord(_ch)] = _i + 1
+
+
+cdef inline Py_ssize_t _cue_candidate(int kind, const void* data, Py_ssize_t i, Py_ssize_t n,
+                                      const unsigned char* first) noexcept nogil:
+    """The first position at or after ``i`` where a property of ``_CUE_WORDS`` may start; n."""
+    cdef const unsigned char* bytes_
+    cdef Py_UCS4 ch
+    if kind == 1:
+        bytes_ = <const unsigned char*>data
+        while i < n and not first[bytes_[i]]:
+            i += 1
+        return i
+    while i < n:
+        ch = PyUnicode_READ(kind, data, i)
+        if ch < 256 and first[ch]:
+            return i
+        i += 1
+    return n
+
+
+cdef Py_ssize_t _cue_match(int kind, const void* data, Py_ssize_t i, Py_ssize_t n, bint fold,
+                           int* word, int* value) noexcept:
+    """Just past the hiding / floating declaration (``css._CUE``) that starts at ``i``, with the
+    indexes of its property (``_CUE_WORDS``) and value (``_CUE_VALUES``); 0 when none does."""
+    cdef Py_UCS4 ch = PyUnicode_READ(kind, data, i)
+    cdef Py_ssize_t j, m
+    cdef int w, k
+    if ch >= 256:
+        return 0
+    w = (_CUE_FIRST_FOLDED[ch] if fold else _CUE_FIRST[ch]) - 1
+    if w < 0:
+        return 0
+    m = _at(kind, data, i, n, _CUE_WORDS[w], fold)
+    if m == 0:
+        return 0
+    j = i + m
+    while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
+        j += 1
+    if j >= n or PyUnicode_READ(kind, data, j) != 58:  # :
+        return 0
+    j += 1
+    while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
+        j += 1
+    for k in range(7):  # no value is a prefix of another: at most one matches
+        m = _at(kind, data, j, n, _CUE_VALUES[k], fold)
+        if m:
+            word[0] = w
+            value[0] = k
+            return j + m
+    return 0
+
+
 def cue_starts(str text, bint fold=False):
     """``[m.start() for m in css._CUE.finditer(text)]`` (the hiding / floating declarations);
     with ``fold``, those of ``text.lower()``, or None when ``text`` holds U+0130 (the one
     character whose lower case is longer: offsets would shift)."""
     cdef list out = []
-    cdef Py_ssize_t n = len(text), i = 0, j, m, k
+    cdef Py_ssize_t n = len(text), i = 0, end
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef unsigned int ch
-    cdef int w
+    cdef int w, v
     if fold and kind != 1:  # (a UCS1 string cannot hold U+0130)
         for i in range(n):
             if PyUnicode_READ(kind, data, i) == 0x130:
                 return None
         i = 0
-    while i < n:
-        ch = _fold(PyUnicode_READ(kind, data, i), fold)
-        if ch == 100:  # d
-            w = 0
-        elif ch == 118:  # v
-            w = 1
-        elif ch == 102:  # f
-            w = 2
-        elif ch == 112:  # p
-            w = 3
-        else:
-            i += 1
-            continue
-        m = _at(kind, data, i, n, _CUE_WORDS[w], fold)
-        if m == 0:
-            i += 1
-            continue
-        j = i + m
-        while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
-            j += 1
-        if j >= n or PyUnicode_READ(kind, data, j) != 58:  # :
-            i += 1
-            continue
-        j += 1
-        while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
-            j += 1
-        m = 0
-        for k in range(7):
-            m = _at(kind, data, j, n, _CUE_VALUES[k], fold)
-            if m:
-                break
-        if m:
+    cdef const unsigned char* first = &_CUE_FIRST_FOLDED[0] if fold else &_CUE_FIRST[0]
+    while True:
+        i = _cue_candidate(kind, data, i, n, first)
+        if i >= n:
+            return out
+        end = _cue_match(kind, data, i, n, fold, &w, &v)
+        if end:
             out.append(i)
-            i = j + m
+            i = end
         else:
             i += 1
-    return out
+
+
+# ---- css._cue_rules / sheet.strip_at_rules, compiled --------------------------------------
+
+cdef enum:
+    CUE_HIDDEN = 1  # rules.HIDDEN_STYLE_RE: display: none, visibility: hidden
+    CUE_SIDEBAR = 2  # rules.SIDEBAR_STYLE_RE: float: left|right, position: fixed|absolute|sticky
+
+
+cdef int _cue_kinds(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noexcept:
+    """Whether ``text[a:b].lower()`` holds a hiding and / or a floating declaration (the
+    ``css._hidden`` / ``css._sidebar`` searches: at every position, overlapping ones too)."""
+    cdef int out = 0, w = 0, v = 0
+    cdef Py_ssize_t i = a
+    while True:
+        i = _cue_candidate(kind, data, i, b, _CUE_FIRST_FOLDED)
+        if i >= b:
+            return out
+        if _cue_match(kind, data, i, b, True, &w, &v):
+            if (w == 0 and v == 0) or (w == 1 and v == 1):
+                out |= CUE_HIDDEN
+            elif (w == 2 and (v == 2 or v == 3)) or (w == 3 and v >= 4):
+                out |= CUE_SIDEBAR
+            if out == CUE_HIDDEN | CUE_SIDEBAR:
+                return out
+        i += 1
+
+
+cdef inline Py_ssize_t _next_brace(int kind, const void* data, Py_ssize_t i,
+                                   Py_ssize_t n) noexcept:
+    """Where the first "{" or "}" at or after ``i`` is; ``n`` when there is none."""
+    cdef Py_UCS4 ch
+    while i < n:
+        ch = PyUnicode_READ(kind, data, i)
+        if ch == 123 or ch == 125:  # { }
+            return i
+        i += 1
+    return n
+
+
+cdef Py_ssize_t _one_level_block(int kind, const void* data, Py_ssize_t j,
+                                 Py_ssize_t n) noexcept:
+    """``sheet._AT_RULE``'s block alternative from the "{" at ``j`` (rules one level deep, each
+    run of non-braces taken whole): just past its "}", or -1 when it does not match."""
+    cdef Py_ssize_t p = j + 1, q
+    while True:
+        q = _next_brace(kind, data, p, n)
+        if q >= n:
+            return -1
+        if PyUnicode_READ(kind, data, q) == 125:  # }
+            return q + 1
+        q = _next_brace(kind, data, q + 1, n)  # inside a nested rule
+        if q >= n or PyUnicode_READ(kind, data, q) != 125:
+            return -1  # nested deeper, or never closed
+        p = q + 1
+
+
+cdef Py_ssize_t _closing(int kind, const void* data, Py_ssize_t pos, Py_ssize_t n) noexcept:
+    """``sheet._block_end``: just past the "}" closing the block opened before ``pos``; -1."""
+    cdef Py_ssize_t depth = 1, i
+    cdef Py_UCS4 ch
+    for i in range(pos, n):
+        ch = PyUnicode_READ(kind, data, i)
+        if ch == 123:
+            depth += 1
+        elif ch == 125:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+def strip_at_rules(str text):
+    """``sheet.strip_at_rules`` compiled (the same text)."""
+    cdef Py_ssize_t n = len(text), i, j, end, last = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 ch
+    cdef list pieces = []
+    i = PyUnicode_FindChar(text, 64, 0, n, 1)  # @
+    if i < 0:
+        return text
+    while i >= 0:
+        # the prelude: everything up to a "{", "}" or ";" (an "@" in it is passed over)
+        j = i + 1
+        while j < n:
+            ch = PyUnicode_READ(kind, data, j)
+            if ch == 123 or ch == 125 or ch == 59:
+                break
+            j += 1
+        if j >= n:
+            break  # never ends: left as it is
+        if ch == 59:  # ;
+            pieces.append(text[last:i])
+            last = end = j + 1
+        elif ch == 123:  # {
+            pieces.append(text[last:i])
+            pieces.append("}")
+            end = _one_level_block(kind, data, j, n)
+            if end < 0:  # nested deeper: count the braces
+                end = _closing(kind, data, j + 1, n)
+                if end < 0:
+                    return "".join(pieces)
+            last = end
+        else:  # "}": not an at-rule's end, nothing removed
+            end = j
+        i = PyUnicode_FindChar(text, 64, end, n, 1)
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def sheet_rules(str sheet, Py_ssize_t limit):
+    """``css.cue_rules_python(sheet, limit)`` compiled: ``([(selectors, hides)], whole)``; None
+    when the sheet, its comments and at-rules removed, holds U+0130 (the Python reading then
+    reads it: its lower case is longer)."""
+    cdef str text = strip_at_rules(_sheet.strip_comments(sheet))
+    cdef Py_ssize_t n = len(text), i = 0, pos, end, k, a, b, count = 0
+    cdef Py_ssize_t scanned = 0, last_brace_open = -1, last_brace_close = -1
+    cdef Py_ssize_t next_open = -2, next_close = -2, last_open = -1, open_at, last_close, outer
+    cdef Py_ssize_t stop
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int w, v, cues
+    cdef Py_UCS4 ch
+    cdef list out = []
+    cdef str selectors
+    if kind != 1:  # (a UCS1 string cannot hold U+0130)
+        for i in range(n):
+            if PyUnicode_READ(kind, data, i) == 0x130:
+                return None
+        i = 0
+    while True:
+        i = _cue_candidate(kind, data, i, n, _CUE_FIRST_FOLDED)
+        if i >= n:
+            return out, True
+        end = _cue_match(kind, data, i, n, True, &w, &v)
+        if end == 0:
+            i += 1
+            continue
+        pos = i
+        i = end  # the next cue after this one, as finditer goes
+        # the last "{" and "}" before pos, read forward once over the whole text
+        if kind == 1:
+            while scanned < pos:
+                ch = (<const unsigned char*>data)[scanned]
+                if ch == 123:
+                    last_brace_open = scanned
+                elif ch == 125:
+                    last_brace_close = scanned
+                scanned += 1
+        while scanned < pos:
+            ch = PyUnicode_READ(kind, data, scanned)
+            if ch == 123:
+                last_brace_open = scanned
+            elif ch == 125:
+                last_brace_close = scanned
+            scanned += 1
+        open_at = last_brace_open
+        last_close = last_brace_close
+        if open_at <= last_open or open_at < last_close:
+            continue  # same rule as the previous cue, or not inside a rule body
+        last_open = open_at
+        # a "{" between the last "}" and this rule's "{" opens a block around the rule
+        outer = -1
+        k = open_at - 1
+        while k > last_close:
+            if PyUnicode_READ(kind, data, k) == 123:
+                outer = k
+                break
+            k -= 1
+        a = (last_close if last_close > outer else outer) + 1
+        b = open_at
+        while a < b and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, a)):
+            a += 1
+        while b > a and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, b - 1)):
+            b -= 1
+        selectors = text[a:b]
+        if outer >= 0:
+            selectors = "{ " + selectors
+        # the declarations end at the next brace after the cue (the first "}" or "{")
+        if next_close != -1 and next_close < pos:
+            next_close = PyUnicode_FindChar(text, 125, pos, n, 1)
+        if next_open != -1 and next_open < pos:
+            next_open = PyUnicode_FindChar(text, 123, pos, n, 1)
+        stop = n
+        if 0 <= next_close < stop:
+            stop = next_close
+        if 0 <= next_open < stop:
+            stop = next_open
+        cues = _cue_kinds(kind, data, open_at + 1, stop)
+        count += 1
+        if cues:
+            out.append((selectors, bool(cues & CUE_HIDDEN)))
+        if count >= limit:
+            return out, False
 
 
 def feature_info(str value):

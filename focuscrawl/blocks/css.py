@@ -76,7 +76,7 @@ _CUE = re.compile(
 # The rules' patterns (lower case) without re.I, on lower-cased text: 4x faster on a 2 MB style.
 _HIDDEN = re.compile(rules.HIDDEN_STYLE_RE.pattern)
 _SIDEBAR = re.compile(rules.SIDEBAR_STYLE_RE.pattern)
-_sheet_cache: dict[str, list[tuple[str, str]]] = {}
+_sheet_cache: dict[str, list[tuple[str, bool]]] = {}
 _SHEET_CACHE_SIZE = 64  # pages of one site share their sheets: parse each once
 _SHEET_CACHE_CHARS = 4_000_000  # ... but a few giant sheets must not stay in memory for ever
 _sheet_cache_chars = 0
@@ -126,10 +126,7 @@ def _read_rules(out: StyleRules, sheets: list[str]) -> int:
         units -= 1  # a sheet costs something even without a rule worth reading
         if units < 0:
             return skipped + sum(len(s) for s in sheets[index:])
-        for selectors, body in _cue_rules(sheet, units + 1):
-            hidden = _hidden(body)
-            if not hidden and not _sidebar(body):
-                continue  # e.g. "display: hidden" (not a value) or "float: none"
+        for selectors, hidden in _cue_rules(sheet, units + 1):
             for selector in selectors.split(","):
                 units -= 1
                 if units < 0:
@@ -163,16 +160,37 @@ def _sidebar(declarations: str) -> bool:
     return _SIDEBAR.search(declarations.lower()) is not None
 
 
-def _cue_rules(sheet: str, limit: int = rules.MAX_CSS_SELECTORS) -> list[tuple[str, str]]:
-    """``(selectors, declarations)`` of the top-level rules that hide or float something.
+def _cue_rules(sheet: str, limit: int = rules.MAX_CSS_SELECTORS) -> list[tuple[str, bool]]:
+    """``(selectors, hides)`` of the top-level rules that hide (True) or float (False)
+    something, from the first ``limit`` rules with a cue (a list cut short is not cached).
 
-    Rules inside ``@media`` / ``@supports`` apply only to some screens, so they are not taken as
-    the page's state (a phone layout hiding the sidebar says nothing about the article). At most
-    ``limit`` rules are read (a list cut short is not cached).
+    Read by the compiled ``_cwalk.sheet_rules`` where the compiled cue scan is used, else by
+    :func:`cue_rules_python` (the same list).
     """
     hit = _sheet_cache.get(sheet)
     if hit is not None:
         return hit
+    compiled = None if _load_cue_starts() is cue_starts_python else cwalk()
+    read = compiled.sheet_rules(sheet, limit) if compiled is not None else None
+    found, whole = read if read is not None else cue_rules_python(sheet, limit)
+    if not whole:
+        return found
+    global _sheet_cache_chars
+    if len(_sheet_cache) >= _SHEET_CACHE_SIZE or _sheet_cache_chars > _SHEET_CACHE_CHARS:
+        _sheet_cache.clear()
+        _sheet_cache_chars = 0
+    _sheet_cache[sheet] = found
+    _sheet_cache_chars += len(sheet)
+    return found
+
+
+def cue_rules_python(sheet: str, limit: int) -> tuple[list[tuple[str, bool]], bool]:
+    """``(selectors, hides)`` of the rules of ``sheet`` with a hiding or floating cue, among its
+    first ``limit`` top-level rules with a ``_CUE``; and whether the sheet was read to its end.
+
+    Rules inside ``@media`` / ``@supports`` apply only to some screens, so they are not taken as
+    the page's state (a phone layout hiding the sidebar says nothing about the article).
+    """
     text = strip_at_rules(strip_comments(sheet))
     starts = _folded_cue_starts(text)
     if starts is None:
@@ -180,7 +198,8 @@ def _cue_rules(sheet: str, limit: int = rules.MAX_CSS_SELECTORS) -> list[tuple[s
         if len(lowered) != len(text):  # a non-ASCII case mapping changed the length
             text = lowered  # (only U+0130 does): offsets shift, so read the lowered text
         starts = _cue_starts(lowered)
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, bool]] = []
+    count = 0
     braces = Braces(text)
     last_open = -1
     for pos in starts:
@@ -204,16 +223,14 @@ def _cue_rules(sheet: str, limit: int = rules.MAX_CSS_SELECTORS) -> list[tuple[s
             at = braces.after(brace, pos)
             if 0 <= at < stop:
                 stop = at
-        found.append((selectors, text[open_at + 1 : stop]))
-        if len(found) >= limit:
-            return found
-    global _sheet_cache_chars
-    if len(_sheet_cache) >= _SHEET_CACHE_SIZE or _sheet_cache_chars > _SHEET_CACHE_CHARS:
-        _sheet_cache.clear()
-        _sheet_cache_chars = 0
-    _sheet_cache[sheet] = found
-    _sheet_cache_chars += len(sheet)
-    return found
+        body = text[open_at + 1 : stop]
+        count += 1
+        hidden = _hidden(body)
+        if hidden or _sidebar(body):  # not e.g. "display: hidden" (not a value), "float: none"
+            found.append((selectors, hidden))
+        if count >= limit:
+            return found, False
+    return found, True
 
 
 def cue_starts_python(text: str) -> list[int]:
