@@ -104,6 +104,8 @@ CASES = [
     "<span class='footer'><div role='navigation' class='x'><main>nav main</main></div></span>",
     "<div class='footer'>" + "<main class='footer'>m</main>" * 20 + "</div>",
     "<div class='sidebar'>" * 300 + "<main>deep</main>" + "</div>" * 300,
+    "<div class='page-header'><header><ul class='megamenu'><li><main class='x'>misparsed"
+    "</main></li></ul></header></div><div class='footer'><main>kept</main></div>",
 ]
 
 

@@ -185,6 +185,23 @@ def test_without_a_main_region_the_wrapper_name_still_counts() -> None:
     assert "Community" not in page.main_text
 
 
+def test_a_main_region_in_a_chrome_section_spares_nothing() -> None:
+    # a <main> the parser nested in an unclosed menu item of the header (a real service page)
+    from focuscrawl.blocks.parse import parse
+    from focuscrawl.blocks.segment import main_path
+    from focuscrawl.blocks.survey import survey_python
+
+    for body, spared in (
+        (f"<div><header><ul class='megamenu'><li><main>{PRODUCT}</main>", set()),
+        (f"<div><main>{PRODUCT}</main></div>", {"html", "body", "div", "main"}),
+    ):
+        root, _ = parse(_store_page(body).encode())
+        assert root is not None
+        mains = survey_python(root).mains
+        assert len(mains) == 1
+        assert {el.tag for el in main_path(root, mains)} == spared
+
+
 def test_only_the_path_to_the_main_region_is_spared() -> None:
     # a boilerplate-named sibling of <main> inside the spared wrapper is still judged by its name
     aside = '<div class="sidebar-footer"><div class="price">$5.00</div></div>'

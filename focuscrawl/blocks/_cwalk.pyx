@@ -42,7 +42,7 @@ cetree.import_lxml__etree()
 
 # What the Python side expects of this module (partition.py / segment.py / css.py check it):
 # a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
-ABI = 6
+ABI = 7
 
 cdef enum:
     F_SKIP = 1
@@ -665,6 +665,7 @@ cdef Py_ssize_t _MAX_CUE_CLIMB = rules.MAX_CUE_CLIMB
 cdef object _NOISE_SECTION_TAGS = rules.NOISE_SECTION_TAGS
 cdef Py_ssize_t _MAX_MAIN_REGIONS = rules.MAX_MAIN_REGIONS
 cdef Py_ssize_t _MAX_MAIN_CLIMB = rules.MAX_MAIN_CLIMB
+cdef frozenset _CHROME_SECTION_TAGS = rules.CHROME_SECTION_TAGS
 
 
 cdef str _noise_cue(str kind, Frame frame):
@@ -705,17 +706,23 @@ cdef set _main_path(xmlNode* top, object mains):
     """``segment.main_path`` over libxml2's nodes: the addresses of the main regions and of
     their ancestors up to ``top``."""
     cdef set path = set()
+    cdef list climb
     cdef xmlNode* node
     cdef Py_ssize_t climbed
     for m in mains[:_MAX_MAIN_REGIONS]:
+        climb = []
         node = (<cetree._Element?>m)._c_node
         climbed = 0
         while node is not NULL and node.type == tree.XML_ELEMENT_NODE and <size_t>node not in path:
-            path.add(<size_t>node)
+            if cetree.namespacedName(node) in _CHROME_SECTION_TAGS:
+                climb = []
+                break
+            climb.append(<size_t>node)
             if node is top or climbed == _MAX_MAIN_CLIMB:
                 break
             node = node.parent
             climbed += 1
+        path.update(climb)
     return path
 
 

@@ -161,17 +161,24 @@ UNRECORDED = RawLink("", None, 0, [0, 0], False)  # type: ignore[arg-type]
 
 def main_path(root: etree._Element, mains: Sequence[etree._Element]) -> set[etree._Element]:
     """The page's main regions (``Survey.mains``) and their ancestors up to ``root``: each
-    climb stops after ``rules.MAX_MAIN_CLIMB`` ancestors or at an element already reached."""
+    climb stops after ``rules.MAX_MAIN_CLIMB`` ancestors or at an element already reached. A
+    region in a chrome section (``rules.CHROME_SECTION_TAGS``: a ``<main>`` the parser nested
+    in an unclosed menu) is left out, it and its ancestors."""
     path: set[etree._Element] = set()
     for el in mains[: rules.MAX_MAIN_REGIONS]:
+        climb: list[etree._Element] = []
         node: etree._Element | None = el
         climbed = 0
         while node is not None and node not in path:
-            path.add(node)
+            if node.tag in rules.CHROME_SECTION_TAGS:
+                climb = []
+                break
+            climb.append(node)
             if node is root or climbed == rules.MAX_MAIN_CLIMB:
                 break
             node = node.getparent()
             climbed += 1
+        path.update(climb)
     return path
 
 
