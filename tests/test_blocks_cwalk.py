@@ -97,6 +97,15 @@ CASES = [
     "<div role=' Dialog ' aria-modal='true'><p>Update your browser, please.</p></div>"
     "<div role='navigation'><a href='/n'>n</a></div><div aria-modal='true'>m</div>"
     "<div class='reviews'><p>Great shelf, five stars.</p></div><p role='alert'>oops</p>",
+    # issue 15: the main regions and their ancestors are not unlikely by name
+    "<div class='page_frame with_header'><header><a href='/h'>h</a></header><div class='footer'>"
+    "<main class='sidebar'><span class='comment'>in main</span><p class='price'>$1</p></main>"
+    "</div><div class='footer'>f</div></div><div class='ad' role='MAIN '>ad main</div>"
+    "<span class='footer'><div role='navigation' class='x'><main>nav main</main></div></span>",
+    "<div class='footer'>" + "<main class='footer'>m</main>" * 20 + "</div>",
+    "<div class='sidebar'>" * 300 + "<main>deep</main>" + "</div>" * 300,
+    "<div class='page-header'><header><ul class='megamenu'><li><main class='x'>misparsed"
+    "</main></li></ul></header></div><div class='footer'><main>kept</main></div>",
 ]
 
 
@@ -183,7 +192,7 @@ def test_class_words_match_the_regex(value: str) -> None:
 
 
 @needs_compiled
-@pytest.mark.parametrize("html", CASES[:6] + CASES[8:9] + CASES[14:15], ids=range(8))
+@pytest.mark.parametrize("html", CASES[:6] + CASES[8:9] + CASES[14:15] + CASES[-3:], ids=range(11))
 def test_survey_is_the_python_one(html: str | bytes) -> None:
     from focuscrawl.blocks._cwalk import survey as compiled_survey
 

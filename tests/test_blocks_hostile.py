@@ -59,6 +59,8 @@ CASES: dict[str, tuple[Callable[[], str], set[str]]] = {
     "giant_word": (lambda: hp.giant_word(11_000_000), {"text"}),
     "giant_text": (lambda: hp.giant_text(2_000_000), set()),
     "many_text_nodes": (lambda: hp.many_text_nodes(150_000), {"elements"}),
+    # the main regions (issue 15): the first rules.MAX_MAIN_REGIONS, each climb bounded
+    "many_mains": (lambda: hp.many_mains(90_000), set()),
 }
 
 
@@ -141,6 +143,7 @@ SMALL: dict[str, Callable[[], str]] = {
     "nested_links": lambda: hp.nested_links(100, 1_200),
     "nested_empty_links": lambda: hp.nested_empty_links(100, 500),
     "many_text_nodes": lambda: hp.many_text_nodes(3_000),
+    "many_mains": lambda: hp.many_mains(3_000),
 }
 
 

@@ -142,3 +142,68 @@ def test_utf8_bytes_parse_as_their_text() -> None:
     with_nul = partition(padded.replace(b"and more", b"and\x00 more"), "http://example.org/",
                          encoding="utf-8")  # fmt: skip
     assert "and more text" in with_nul.main_text
+
+
+DESCRIPTION = " ".join(
+    f"Part {i} of the feeder's description: cedar wood, a copper roof, and room for six terns."
+    for i in range(8)
+)
+STORE_NAV = (
+    '<header><nav><a href="/store">Store</a> <a href="/community">Community</a> '
+    '<a href="/about">About</a> <a href="/support">Support</a></nav></header>'
+)
+PRODUCT = (
+    '<h1>Tern feeder</h1><div class="purchase_price price">$12.99</div>'
+    f'<div class="description"><p>{DESCRIPTION}</p></div>'
+)
+
+
+def _store_page(body: str) -> str:
+    # A product page wrapped whole in a frame named for the page chrome (Steam's store pages:
+    # <div class="responsive_page_frame with_header">), with or without its <main> region.
+    return (
+        '<html><head><title>Tern feeder</title><meta property="og:type" content="product">'
+        f'</head><body><div class="page_frame with_header">{STORE_NAV}{body}</div></body></html>'
+    )
+
+
+def test_the_main_region_is_main_text_inside_a_boilerplate_named_wrapper() -> None:
+    # issue 15: the price, outside the chosen container (the description), joins the product's
+    # main text unless a cue marks it: the wrapper's name no longer does, <main> holds it
+    for body in (f"<main>{PRODUCT}</main>", f'<div role=" Main ">{PRODUCT}</div>'):
+        page = partition(_store_page(body), "http://example.org/app/1")
+        assert page.kind == "product"
+        assert "Part 7 of the feeder's description" in page.main_text
+        assert "$12.99" in page.main_text
+        assert "Community" not in page.main_text and "Support" not in page.main_text
+
+
+def test_without_a_main_region_the_wrapper_name_still_counts() -> None:
+    page = partition(_store_page(f"<div>{PRODUCT}</div>"), "http://example.org/app/1")
+    assert "Part 7 of the feeder's description" in page.main_text
+    assert "$12.99" not in page.main_text  # under the "header" wrapper: unlikely, as before
+    assert "Community" not in page.main_text
+
+
+def test_a_main_region_in_a_chrome_section_spares_nothing() -> None:
+    # a <main> the parser nested in an unclosed menu item of the header (a real service page)
+    from focuscrawl.blocks.parse import parse
+    from focuscrawl.blocks.segment import main_path
+    from focuscrawl.blocks.survey import survey_python
+
+    for body, spared in (
+        (f"<div><header><ul class='megamenu'><li><main>{PRODUCT}</main>", set()),
+        (f"<div><main>{PRODUCT}</main></div>", {"html", "body", "div", "main"}),
+    ):
+        root, _ = parse(_store_page(body).encode())
+        assert root is not None
+        mains = survey_python(root).mains
+        assert len(mains) == 1
+        assert {el.tag for el in main_path(root, mains)} == spared
+
+
+def test_only_the_path_to_the_main_region_is_spared() -> None:
+    # a boilerplate-named sibling of <main> inside the spared wrapper is still judged by its name
+    aside = '<div class="sidebar-footer"><div class="price">$5.00</div></div>'
+    page = partition(_store_page(f"<main>{PRODUCT}</main>{aside}"), "http://example.org/app/1")
+    assert "$12.99" in page.main_text and "$5.00" not in page.main_text

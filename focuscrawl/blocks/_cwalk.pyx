@@ -42,7 +42,7 @@ cetree.import_lxml__etree()
 
 # What the Python side expects of this module (partition.py / segment.py / css.py check it):
 # a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
-ABI = 5
+ABI = 7
 
 cdef enum:
     F_SKIP = 1
@@ -375,6 +375,8 @@ cdef class _Walker:
     cdef Py_ssize_t* starts  # start word of every open element
     cdef int* flags  # tag flags of every open element
     cdef Py_ssize_t n_starts, cap_starts
+    # addresses of the main regions and their ancestors (segment.main_path), None without any
+    cdef set main_path
 
     def __cinit__(self):
         self.frames = []
@@ -395,6 +397,7 @@ cdef class _Walker:
         self.flags = NULL
         self.n_starts = 0
         self.cap_starts = 0
+        self.main_path = None
 
     def __dealloc__(self):
         free(self.starts)
@@ -526,6 +529,8 @@ cdef class _Walker:
             weight = info[0]
             unlikely = info[1]
             classes = info[2]
+            if unlikely and self.main_path is not None and <size_t>c in self.main_path:
+                unlikely = False  # it holds the page's main region: not boilerplate whole
         unlikely = unlikely or modal or chrome_role
         hidden = hidden or modal
         if style:
@@ -658,6 +663,9 @@ cdef double _SIDEBAR_STYLE_WEIGHT = rules.SIDEBAR_STYLE_WEIGHT
 cdef Py_ssize_t _MAX_LABELS = rules.MAX_LABELS
 cdef Py_ssize_t _MAX_CUE_CLIMB = rules.MAX_CUE_CLIMB
 cdef object _NOISE_SECTION_TAGS = rules.NOISE_SECTION_TAGS
+cdef Py_ssize_t _MAX_MAIN_REGIONS = rules.MAX_MAIN_REGIONS
+cdef Py_ssize_t _MAX_MAIN_CLIMB = rules.MAX_MAIN_CLIMB
+cdef frozenset _CHROME_SECTION_TAGS = rules.CHROME_SECTION_TAGS
 
 
 cdef str _noise_cue(str kind, Frame frame):
@@ -694,8 +702,32 @@ cdef Frame _new_frame(str tag, Py_ssize_t pre, Frame parent, double weight):
     return f
 
 
+cdef set _main_path(xmlNode* top, object mains):
+    """``segment.main_path`` over libxml2's nodes: the addresses of the main regions and of
+    their ancestors up to ``top``."""
+    cdef set path = set()
+    cdef list climb
+    cdef xmlNode* node
+    cdef Py_ssize_t climbed
+    for m in mains[:_MAX_MAIN_REGIONS]:
+        climb = []
+        node = (<cetree._Element?>m)._c_node
+        climbed = 0
+        while node is not NULL and node.type == tree.XML_ELEMENT_NODE and <size_t>node not in path:
+            if cetree.namespacedName(node) in _CHROME_SECTION_TAGS:
+                climb = []
+                break
+            climb.append(<size_t>node)
+            if node is top or climbed == _MAX_MAIN_CLIMB:
+                break
+            node = node.parent
+            climbed += 1
+        path.update(climb)
+    return path
+
+
 def walk(root, css, Py_ssize_t levels, Py_ssize_t max_links=rules.MAX_LINKS_PER_PAGE,
-         Py_ssize_t max_elements=rules.MAX_ELEMENTS):
+         Py_ssize_t max_elements=rules.MAX_ELEMENTS, mains=()):
     """Segment the tree under ``root``: what ``segment.walk_python`` returns, compiled."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef cetree._Document doc = el._doc
@@ -718,6 +750,8 @@ def walk(root, css, Py_ssize_t levels, Py_ssize_t max_links=rules.MAX_LINKS_PER_
     cdef dict cuts = {}
     memset(name_keys, 0, sizeof(name_keys))
     w.max_links = max_links
+    if mains:
+        w.main_path = _main_path(top, mains)
     while True:
         # start event of c; comments, PIs and skipped tags are not descended into
         elements += 1
@@ -962,9 +996,13 @@ cdef bint _has_child(xmlNode* c, bint heading) noexcept nogil:
     return False
 
 
+cdef str _MAIN_ROLE = rules.MAIN_ROLE
+
+
 def survey(root):
     """``survey.survey_python`` compiled: one pass over the elements under ``root`` for the
-    title, ``<base href>``, style sheets, class names and ids, and the page kind's signals."""
+    title, ``<base href>``, style sheets, class names and ids, the page kind's signals and the
+    main regions."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* top = el._c_node
     cdef xmlNode* c = top
@@ -981,9 +1019,12 @@ def survey(root):
     cdef object kind_type, prop, meta_name, content
     cdef Py_ssize_t n_pre = 0, n_article = 0, n_time = 0, n_form = 0, linked = 0, prices = 0
     cdef Py_ssize_t max_itemtypes = _survey.MAX_ITEMTYPES
+    cdef list mains = []
+    cdef Py_ssize_t max_mains = rules.MAX_MAIN_REGIONS
+    cdef bint is_main
     while c is not NULL:
         if c.type == tree.XML_ELEMENT_NODE:
-            script = meta = False
+            script = meta = is_main = False
             if c.ns is NULL:
                 name = <const char*>c.name
                 if name[0] == 97 and name[1] == 0:  # a
@@ -1008,6 +1049,8 @@ def survey(root):
                     n_time += 1
                 elif strcmp(name, "form") == 0:
                     n_form += 1
+                elif strcmp(name, "main") == 0:  # rules.MAIN_TAG
+                    is_main = True
                 elif not have_title and c is not top and strcmp(name, "title") == 0:
                     have_title = True
                     title = cetree.textOf(c)
@@ -1033,6 +1076,9 @@ def survey(root):
                             prices += 1
                     elif strcmp(aname, "id") == 0:
                         ids.add(_attr_value(c, attr))
+                    elif strcmp(aname, "role") == 0:
+                        if _attr_value(c, attr).strip().lower() == _MAIN_ROLE:
+                            is_main = True
                     elif strcmp(aname, "itemtype") == 0:
                         if len(itemtypes) < max_itemtypes:
                             itemtypes.append(_attr_value(c, attr))
@@ -1051,6 +1097,8 @@ def survey(root):
                     json_ld.append(text)
             elif meta and (prop or meta_name or "").lower() == "og:type":
                 og_types.append(content or "")
+            if is_main and len(mains) < max_mains:
+                mains.append(cetree.elementFactory(el._doc, c))
             nxt = c.children
             if nxt is not NULL:
                 c = nxt
@@ -1063,7 +1111,8 @@ def survey(root):
         c = c.next
     signals = _survey.KindSignals(n_pre, n_article, n_time, n_form, linked, prices,
                                   tuple(json_ld), tuple(og_types), tuple(itemtypes))
-    return _survey.Survey(title, base, sheets, set(" ".join(values).split()), ids, signals)
+    return _survey.Survey(title, base, sheets, set(" ".join(values).split()), ids, signals,
+                          tuple(mains))
 
 
 cdef inline unsigned int _fold(unsigned int c, bint fold) noexcept nogil:

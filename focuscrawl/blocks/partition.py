@@ -199,7 +199,7 @@ def _fill(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        w = walk(root, css, max(0, levels), max(0, max_links), rules.MAX_ELEMENTS)
+        w = walk(root, css, max(0, levels), max(0, max_links), rules.MAX_ELEMENTS, found.mains)
         for name, amount in w.cuts.items():
             cuts[name] = cuts.get(name, 0) + amount
         # a compiled walk (its segments are _cwalk.Segment) is classified and assembled in C

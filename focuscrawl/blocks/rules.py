@@ -100,6 +100,21 @@ NOISE_SECTION_TAGS = frozenset({"nav", "aside", "header", "footer", "form", "men
 MODAL_ROLES = frozenset({"dialog", "alertdialog", "alert"})
 CHROME_ROLES = frozenset({"menu", "menubar", "complementary", "navigation"})
 
+# The page's declared main region: a <main> element or an element with role="main". The element
+# and its ancestors are not "unlikely" by their class/id names: a region holding the page's main
+# content is not boilerplate as a whole (Steam's store pages wrap the whole page in
+# <div class="responsive_page_frame with_header">); their other descendants are still judged on
+# their own names, and modal/chrome roles, ``hidden`` and CSS hiding still count. A region inside
+# a CHROME_SECTION_TAGS element spares nothing (a <main> the parser nested in an unclosed menu
+# item of the header). The survey reads the first MAX_MAIN_REGIONS of them in document order;
+# each climb to the root stops after MAX_MAIN_CLIMB ancestors (libxml2 stops a document nested
+# 256 deep anyway) or at an ancestor already reached, so a page of thousands of <main>s or of
+# extreme depth costs a bounded climb.
+MAIN_TAG = "main"
+MAIN_ROLE = "main"
+MAX_MAIN_REGIONS = 8
+MAX_MAIN_CLIMB = 256
+
 HEADING_TAGS = frozenset({"h1", "h2", "h3"})
 
 # Tags whose own text counts as a paragraph when scoring containers.

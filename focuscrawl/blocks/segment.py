@@ -15,7 +15,7 @@ start and one end event per element. It keeps:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -159,17 +159,42 @@ def _attr_info(cls: str, el_id: str) -> tuple[float, bool, tuple[str, ...]]:
 UNRECORDED = RawLink("", None, 0, [0, 0], False)  # type: ignore[arg-type]
 
 
-def walk_python(  # noqa: C901
+def main_path(root: etree._Element, mains: Sequence[etree._Element]) -> set[etree._Element]:
+    """The page's main regions (``Survey.mains``) and their ancestors up to ``root``: each
+    climb stops after ``rules.MAX_MAIN_CLIMB`` ancestors or at an element already reached. A
+    region in a chrome section (``rules.CHROME_SECTION_TAGS``: a ``<main>`` the parser nested
+    in an unclosed menu) is left out, it and its ancestors."""
+    path: set[etree._Element] = set()
+    for el in mains[: rules.MAX_MAIN_REGIONS]:
+        climb: list[etree._Element] = []
+        node: etree._Element | None = el
+        climbed = 0
+        while node is not None and node not in path:
+            if node.tag in rules.CHROME_SECTION_TAGS:
+                climb = []
+                break
+            climb.append(node)
+            if node is root or climbed == rules.MAX_MAIN_CLIMB:
+                break
+            node = node.getparent()
+            climbed += 1
+        path.update(climb)
+    return path
+
+
+def walk_python(  # noqa: C901, PLR0913
     root: etree._Element,
     css: StyleRules,
     levels: int,
     max_links: int = rules.MAX_LINKS_PER_PAGE,
     max_elements: int = rules.MAX_ELEMENTS,
+    mains: Sequence[etree._Element] = (),
 ) -> Walk:
     """Segment the tree under ``root`` (see the module docstring): the reference walk.
 
     Links past ``max_links`` are not recorded (``cuts["links"]``: how many); after
     ``max_elements`` elements the walk closes the open ones and stops (``cuts["elements"]``).
+    ``mains`` (``Survey.mains``) and their ancestors are not unlikely by their class/id names.
     """
     out = Walk()
     frames, segments, links, words = out.frames, out.segments, out.links, out.words
@@ -183,6 +208,7 @@ def walk_python(  # noqa: C901
     css_classes = css.hidden_classes | css.sidebar_classes
     css_ids = css.hidden_ids | css.sidebar_ids
     pair_get = _pair_cache.get
+    in_main_path = main_path(root, mains) if mains else None
 
     fstack: list[Frame] = []
     starts: list[int] = []  # start word of every open element
@@ -277,6 +303,8 @@ def walk_python(  # noqa: C901
                 if info is None:
                     info = _attr_info(cls or "", el_id or "")
                 weight, unlikely, classes = info
+                if unlikely and in_main_path and el in in_main_path:
+                    unlikely = False  # it holds the page's main region: not boilerplate whole
             else:
                 weight, unlikely, classes = 0.0, False, ()
             unlikely = unlikely or modal or chrome_role
@@ -438,4 +466,4 @@ CWALK_ABI = CWALK_ABI  # (compiled.CWALK_ABI; the name older callers import)
 _cwalk = cwalk()
 compiled_walk = _cwalk.walk if _cwalk is not None else None
 
-walk: Callable[[etree._Element, StyleRules, int], Walk] = compiled_walk or walk_python
+walk: Callable[..., Walk] = compiled_walk or walk_python

@@ -1,9 +1,11 @@
 """What the partition reads from the whole tree before and beside the walk, in one pass.
 
 The title, the first ``<base href>``, the ``<style>`` sheets, the class names and ids in use
-(the CSS keeps only rules that can match them; the page kind reads their words) and the
-structural signals of the page kind (:class:`KindSignals`). ``_cwalk.survey`` is the compiled
-pass; :func:`survey_python` is its reference (``tests/test_blocks_cwalk.py`` compares them).
+(the CSS keeps only rules that can match them; the page kind reads their words), the
+structural signals of the page kind (:class:`KindSignals`) and the page's declared main regions
+(the walk marks neither them nor their ancestors unlikely by name: ``rules.MAIN_TAG``).
+``_cwalk.survey`` is the compiled pass; :func:`survey_python` is its reference
+(``tests/test_blocks_cwalk.py`` compares them).
 Linear in the page: every element is visited once, and what is kept per page is capped.
 """
 
@@ -13,6 +15,8 @@ from itertools import islice
 from typing import NamedTuple
 
 from lxml import etree
+
+from focuscrawl.blocks import rules
 
 MAX_ITEMTYPES = 50  # itemtype attributes read, in document order
 _COUNTED = ("pre", "article", "time", "form", "script", "meta")
@@ -44,6 +48,8 @@ class Survey(NamedTuple):
     classes: set[str]  # class names in use
     ids: set[str]  # ids in use
     signals: KindSignals
+    # the first rules.MAX_MAIN_REGIONS <main> / role="main" elements, in document order
+    mains: tuple[etree._Element, ...] = ()
 
 
 def names_in_use_python(root: etree._Element) -> tuple[set[str], set[str]]:
@@ -60,6 +66,18 @@ def prelude_python(root: etree._Element) -> tuple[str | None, str | None, list[s
         None if base is None else base.get("href") or "",
         [s.text for s in root.iter("style") if s.text],
     )
+
+
+def mains_python(root: etree._Element) -> tuple[etree._Element, ...]:
+    """The first ``rules.MAX_MAIN_REGIONS`` elements under ``root`` (itself included) that are
+    a ``<main>`` or have ``role="main"``, in document order."""
+    found: list[etree._Element] = []
+    for el in root.iter(etree.Element):
+        if el.tag == rules.MAIN_TAG or (el.get("role") or "").strip().lower() == rules.MAIN_ROLE:
+            found.append(el)
+            if len(found) >= rules.MAX_MAIN_REGIONS:
+                break
+    return tuple(found)
 
 
 def signals_python(root: etree._Element) -> KindSignals:
@@ -95,4 +113,4 @@ def survey_python(root: etree._Element) -> Survey:
     """The compiled ``_cwalk.survey``'s reference: several passes of lxml over the tree."""
     title, base, sheets = prelude_python(root)
     classes, ids = names_in_use_python(root)
-    return Survey(title, base, sheets, classes, ids, signals_python(root))
+    return Survey(title, base, sheets, classes, ids, signals_python(root), mains_python(root))

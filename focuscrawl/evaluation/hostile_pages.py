@@ -170,6 +170,15 @@ def many_text_nodes(n: int = 500_000) -> str:
     return _page("<p>" + "w<br>" * n + "</p>")
 
 
+def many_mains(n: int = 100_000) -> str:
+    """n ``<main>`` elements in a boilerplate-named wrapper, after 200 nested ``role="main"``
+    ones: only the first few main regions and a bounded climb from each are read."""
+    nested = '<div role="main" class="sidebar">' * 200 + "deep" + "</div>" * 200
+    return _page(
+        '<div class="page_frame footer">' + nested + '<main class="comment"></main>' * n + "</div>"
+    )
+
+
 HOSTILE_PAGES: dict[str, Callable[[], str]] = {
     "css_unclosed_rules": css_unclosed_rules,
     "css_open_comments": css_open_comments,
@@ -196,6 +205,7 @@ HOSTILE_PAGES: dict[str, Callable[[], str]] = {
     "giant_word": giant_word,
     "giant_text": giant_text,
     "many_text_nodes": many_text_nodes,
+    "many_mains": many_mains,
 }
 
 
