@@ -87,23 +87,37 @@ def _missed_prose(page: Page) -> bool:
     copies the chosen text (most of its word pairs are in it) is not counted. Paragraphs on
     the chosen text's topic (``rules.RELATED_WORD_SHARE`` of their longer words occur in it:
     the article's other sections) count from a lower bar, ``rules.RELATED_PROSE_OVER_CHOSEN``.
-    Linear in the page's words."""
+    Linear in the page's words; the word pairs and words of the chosen text are collected only
+    when the outside paragraphs are long enough to pass the lower bar (block texts are words
+    joined by single spaces, so a text's spaces count its words)."""
     chosen = 0
+    candidates: list[str] = []
+    outside_words = 0
+    for b in page.blocks:
+        text = b.text
+        if not text:
+            continue
+        if b.kind == "text":
+            chosen += text.count(" ") + 1
+        elif _uncued(b) or b.noise_cue == "hidden":
+            n = text.count(" ") + 1
+            if n >= rules.MISSED_PROSE_PARAGRAPH_WORDS:
+                candidates.append(text)
+                outside_words += n
+    # related <= outside <= outside_words: below both bars, nothing more to read
+    bar = min(rules.MISSED_PROSE_OVER_CHOSEN, rules.RELATED_PROSE_OVER_CHOSEN) * chosen
+    if outside_words <= bar:
+        return False
     pairs: set[tuple[str, str]] = set()
     vocab: set[str] = set()
     for b in page.blocks:
         if b.kind == "text" and b.text:
             words = b.text.lower().split()
-            chosen += len(words)
             pairs.update(zip(words, words[1:], strict=False))
             vocab.update(w for w in words if len(w) >= rules.RELATED_WORD_CHARS)
     outside = related = 0
-    for b in page.blocks:
-        if b.kind == "text" or not b.text or not (_uncued(b) or b.noise_cue == "hidden"):
-            continue
-        if b.text.count(" ") + 1 < rules.MISSED_PROSE_PARAGRAPH_WORDS:
-            continue
-        words = b.text.lower().split()
+    for text in candidates:
+        words = text.lower().split()
         copied = sum(pair in pairs for pair in zip(words, words[1:], strict=False))
         if copied > rules.COPY_PAIR_SHARE * len(words):
             continue
