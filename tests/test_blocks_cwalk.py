@@ -64,6 +64,7 @@ def _both(html: str | bytes, url: str, **kw: Any) -> tuple[Any, Any]:
         m.setattr(kind, "_word_mask_impl", [kind.word_mask_python])
         m.setattr(partition_module, "_compiled_assemble", None)
         m.setattr(css, "_cue_starts_impl", css.cue_starts_python)
+        m.setattr(partition_module, "_compiled_utf8_valid", None)  # bodies go through str
         slow = _dump(partition_module.partition(html, url, **kw))
     _clear_caches()
     return fast, slow
@@ -94,6 +95,15 @@ CASES = [
     "<fb:like href='/fb'>ns</fb:like><o:p>office</o:p>",
     b"\xef\xbb\xbf<p>bom page <a href='/b'>b</a></p>",
     b"<meta charset='iso-8859-1'><p>caf\xe9</p>",
+    # bodies parsed as they are, or not (partition._parsed_as_is): the same page either way
+    "<p>caf\u00e9 \U0001f600 \u4e2d</p>".encode(),
+    b"\xc2\xa0\xe3\x80\x80",  # only whitespace to str.isspace: an empty page
+    b"\x1c\x1d \n",
+    b" \xc2\xa0<p>after a no-break space</p>",
+    b"<p>not UTF-8: caf\xe9</p>",
+    b"<p>a surrogate \xed\xa0\x80 and a cut \xe2\x82</p>",
+    b"<p a b c d e f g h i j k l>" + "\u00e9".encode() * 10 + b"</p>",
+    b"<p>NUL\x00 inside</p>",
     "<div role=' Dialog ' aria-modal='true'><p>Update your browser, please.</p></div>"
     "<div role='navigation'><a href='/n'>n</a></div><div aria-modal='true'>m</div>"
     "<div class='reviews'><p>Great shelf, five stars.</p></div><p role='alert'>oops</p>",
@@ -331,3 +341,77 @@ def test_compiled_link_resolution_is_the_resolver(base: str) -> None:
     fast, slow = _both(f"<base href='{base}'><p>{links}</p>", "http://page.example/p/q")
     assert fast == slow
     assert fast[5]  # the links are there
+
+
+# ---- UTF-8 bodies parsed as they are (partition._parsed_as_is) ---------------------------------
+
+_utf8ish = st.lists(
+    st.one_of(
+        st.text(max_size=6).map(lambda t: t.encode("utf-8", "surrogatepass")),
+        st.binary(max_size=4),
+        st.sampled_from([b"\xc0\x80", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xed\x9f\xbf",
+                         b"\xf4\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xf0\x8f\xbf\xbf",
+                         b"\xf5\x80\x80\x80", b"\xc2", b"\xe2\x82", b"\x80", b"abcdefgh"]),
+    ),
+    max_size=30,
+).map(b"".join)  # fmt: skip
+
+
+def _module() -> Any:
+    from focuscrawl.blocks.compiled import cwalk
+
+    return cwalk()
+
+
+def _decodes(body: bytes) -> bool:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+@needs_compiled
+@settings(max_examples=500, deadline=None)
+@given(_utf8ish)
+def test_utf8_validity_is_the_decoders(body: bytes) -> None:
+    assert _module().utf8_valid(body) is _decodes(body)
+
+
+@needs_compiled
+def test_utf8_validity_on_every_lead_byte() -> None:
+    for lead in range(256):
+        for tail in (b"", b"\x80", b"\x80\x80", b"\xbf\xbf\xbf", b"\x90\x80\x80", b"\xa0\x80"):
+            body = b"ascii run " + bytes([lead]) + tail + b" more ascii"
+            assert _module().utf8_valid(body) is _decodes(body), body
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["<p a b c", "<div", "<script>", "</script>", "<!--",
+                                           "-->", "=", '"', " ", ">", "<b"]),
+                          st.text(max_size=4)), max_size=60).map("".join),
+       st.integers(0, 3), st.integers(0, 6))  # fmt: skip
+def test_markup_scan_of_utf8_bytes_cuts_where_the_text_scan_does(
+    text: str, attrs: int, elements: int
+) -> None:
+    body = text.encode("utf-8", "surrogatepass")
+    spans, end, dropped = _module().markup_cuts(text, attrs, elements)
+    at = [len(text[:i].encode("utf-8", "surrogatepass")) for i in range(len(text) + 1)]
+    assert _module().markup_cuts(body, attrs, elements) == (
+        [(at[a], at[b]) for a, b in spans],
+        -1 if end < 0 else at[end],
+        dropped,
+    )
+
+
+@needs_compiled
+def test_an_ordinary_utf8_page_is_parsed_without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_decoding(*args: Any) -> Any:
+        raise AssertionError("decoded")
+
+    monkeypatch.setattr(partition_module, "decode_html_as", no_decoding)
+    page = partition_module.partition("<p>caf\u00e9 ok</p>".encode(), "http://example.org/")
+    assert page.main_text == "caf\u00e9 ok"
+    with pytest.raises(AssertionError, match="decoded"):  # a cut page goes through its text
+        partition_module.partition(b"<p>x</p>" * (rules.MAX_ELEMENTS + 1), "http://example.org/")

@@ -13,6 +13,7 @@ turned into Python strings.
 from libc.stdlib cimport calloc, free, realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memset, strcmp, strlen
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport Py_UNICODE_ISSPACE
 
 cdef extern from "Python.h":
@@ -42,7 +43,7 @@ cetree.import_lxml__etree()
 
 # What the Python side expects of this module (partition.py / segment.py / css.py check it):
 # a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
-ABI = 7
+ABI = 8
 
 cdef enum:
     F_SKIP = 1
@@ -2045,10 +2046,21 @@ cdef Py_ssize_t _scan(const ucs_t* d, Py_ssize_t n, Py_ssize_t max_attributes,
             return -1
 
 
-def markup_cuts(str text, Py_ssize_t max_attributes, Py_ssize_t max_elements):
-    """``markup.markup_cuts_python`` compiled: (attribute spans to remove, cut, attributes)."""
+def markup_cuts(object text, Py_ssize_t max_attributes, Py_ssize_t max_elements):
+    """``markup.markup_cuts_python`` compiled: (attribute spans to remove, cut, attributes).
+
+    ``text`` may also be UTF-8 ``bytes``: every decision of the scan is on ASCII code units,
+    and a character of UTF-8 is either one ASCII byte or bytes >= 0x80 that are, as the
+    character itself is, none of them; so the scan cuts the same places, in byte offsets.
+    """
     cdef list spans = []
     cdef Py_ssize_t dropped = 0, end
+    if type(text) is bytes:
+        end = _scan(<const ucs1_t*>PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text),
+                    max_attributes, max_elements, spans, &dropped)
+        return spans, end, dropped
+    if type(text) is not str:
+        raise TypeError(f"markup_cuts reads str or bytes, not {type(text).__name__}")
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text)
@@ -2059,3 +2071,77 @@ def markup_cuts(str text, Py_ssize_t max_attributes, Py_ssize_t max_elements):
     else:
         end = _scan(<const ucs4_t*>data, n, max_attributes, max_elements, spans, &dropped)
     return spans, end, dropped
+
+
+# ---- UTF-8 validity without decoding ----------------------------------------------------------
+
+cdef inline bint _cont(unsigned char c) noexcept nogil:
+    return 0x80 <= c <= 0xBF
+
+
+def utf8_valid(bytes body):
+    """``body.decode("utf-8")`` would succeed: well-formed UTF-8 as Python's strict decoder
+    reads it (no overlong forms, no surrogates, nothing past U+10FFFF, no cut sequence), found
+    without making the string (a page's ``str`` is two or four bytes a character as soon as it
+    holds one character past Latin-1). ASCII runs are read eight bytes at a time."""
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(body)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(body)
+    cdef bint ok
+    with nogil:
+        ok = _utf8_ok(s, n)
+    return ok
+
+
+cdef bint _utf8_ok(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i = 0
+    cdef uint64_t word
+    cdef unsigned char c, c1
+    while i < n:
+        while i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if word & 0x8080808080808080ULL:
+                break
+            i += 8
+        if i >= n:
+            break
+        c = s[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if 0xC2 <= c <= 0xDF:
+            if i + 1 >= n or not _cont(s[i + 1]):
+                return False
+            i += 2
+        elif 0xE0 <= c <= 0xEF:
+            if i + 2 >= n:
+                return False
+            c1 = s[i + 1]
+            if c == 0xE0:
+                if not (0xA0 <= c1 <= 0xBF):
+                    return False
+            elif c == 0xED:  # U+D800..U+DFFF, the surrogates, are not characters
+                if not (0x80 <= c1 <= 0x9F):
+                    return False
+            elif not _cont(c1):
+                return False
+            if not _cont(s[i + 2]):
+                return False
+            i += 3
+        elif 0xF0 <= c <= 0xF4:
+            if i + 3 >= n:
+                return False
+            c1 = s[i + 1]
+            if c == 0xF0:
+                if not (0x90 <= c1 <= 0xBF):
+                    return False
+            elif c == 0xF4:  # past U+10FFFF
+                if not (0x80 <= c1 <= 0x8F):
+                    return False
+            elif not _cont(c1):
+                return False
+            if not _cont(s[i + 2]) or not _cont(s[i + 3]):
+                return False
+            i += 4
+        else:
+            return False
+    return True

@@ -16,7 +16,7 @@ from types import ModuleType
 
 # What the Python side expects of _cwalk (its ABI constant): bump both on a change of the
 # compiled functions' signatures or results.
-CWALK_ABI = 7
+CWALK_ABI = 8
 
 _loaded: list[ModuleType | None] = []
 

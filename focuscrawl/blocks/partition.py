@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import gc
 import logging
+import re
 from itertools import chain, islice
 from urllib.parse import urljoin
 
@@ -15,7 +16,7 @@ from focuscrawl.blocks.classify import classify
 from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.css import StyleRules, parse_sheets
 from focuscrawl.blocks.cues import button_labels, noise_cue
-from focuscrawl.blocks.decode import decode_html_as, is_binary
+from focuscrawl.blocks.decode import decode_html_as, is_binary, sniff_encoding
 from focuscrawl.blocks.fit import fit_to_kind
 from focuscrawl.blocks.kind import evidence, page_kind
 from focuscrawl.blocks.markup import cap_markup
@@ -31,9 +32,12 @@ if _compiled is not None:  # the compiled module loaded and is current (compiled
     _compiled_assemble = _compiled.assemble
     _compiled_classify = _compiled.classify
     _compiled_release = _compiled.release
+    _compiled_utf8_valid = _compiled.utf8_valid
+    _compiled_markup_cuts = _compiled.markup_cuts
     survey = _compiled.survey
 else:
     _compiled_assemble = None
+    _compiled_utf8_valid = None
     survey = survey_python
 
 logger = logging.getLogger(__name__)
@@ -105,6 +109,8 @@ def partition(
     """
     page = Page(url=url, base_url=url)
     utf8: bytes | None = None  # the body, when it is valid UTF-8 that lxml can parse as it is
+    as_is = False  # the body is parsed as it is, with no str made of it (_parsed_as_is)
+    text = ""
     if isinstance(html, bytes | bytearray | memoryview):
         body = bytes(html)
         if not body or body.isspace():  # not strip(): that copies the whole body
@@ -113,24 +119,29 @@ def partition(
         if is_binary(body):
             page.error = "binary"
             return page
-        text, codec = decode_html_as(body, encoding)
-        if codec == "utf-8" and not body.startswith(codecs.BOM_UTF8) and b"\x00" not in body:
-            # The same tree as parsing ``text``, without lxml converting the str back to UTF-8.
-            utf8 = body
+        as_is = _parsed_as_is(body, encoding)
+        if as_is:
+            utf8 = body  # nothing to decode or cut
+        else:
+            text, codec = decode_html_as(body, encoding)
+            if codec == "utf-8" and not body.startswith(codecs.BOM_UTF8) and b"\x00" not in body:
+                # The same tree as parsing ``text``, without lxml converting the str back to UTF-8.
+                utf8 = body
     else:
         text = html
-    if not text or text.isspace():
-        page.error = "empty"
-        return page
-    if utf8 is None and "\x00" in text:
-        text = text.replace("\x00", "")
-    text, attributes, cut = cap_markup(text)
-    if attributes:
-        page.cuts["attributes"] = attributes
-    if cut:
-        page.cuts["elements"] = 1
-    if attributes or cut:
-        utf8 = None  # the bytes are not what is parsed
+    if not as_is:
+        if not text or text.isspace():
+            page.error = "empty"
+            return page
+        if utf8 is None and "\x00" in text:
+            text = text.replace("\x00", "")
+        text, attributes, cut = cap_markup(text)
+        if attributes:
+            page.cuts["attributes"] = attributes
+        if cut:
+            page.cuts["elements"] = 1
+        if attributes or cut:
+            utf8 = None  # the bytes are not what is parsed
     try:
         root, limit = parse(text if utf8 is None else utf8)
     except (etree.LxmlError, ValueError) as exc:
@@ -151,6 +162,27 @@ def partition(
     page.kind, page.kind_confidence = page_kind(evidence(found.signals, url, page, names))
     fit_to_kind(page, page.kind, page.kind_confidence)
     return page
+
+
+# The first byte that is not whitespace to ``str.isspace`` among ASCII bytes (\x1c-\x1f are).
+_NOT_ASCII_SPACE = re.compile(rb"[^\t\n\x0b\x0c\r\x1c-\x1f ]")
+
+
+def _parsed_as_is(body: bytes, encoding: str | None) -> bool:
+    """``body`` would be decoded as UTF-8 (no BOM), holds no NUL, shows a character that is not
+    whitespace, and the markup budgets cut nothing (``markup.cap_markup``'s scan, read on the
+    bytes): then the bytes are parsed as they are, and the page's ``str`` (two or four bytes a
+    character as soon as one character is past Latin-1) is never made. Any other body takes
+    the path through the decoded text, which gives the same page. Needs the compiled module."""
+    if _compiled_utf8_valid is None or body.startswith(codecs.BOM_UTF8) or b"\x00" in body:
+        return False
+    first = _NOT_ASCII_SPACE.search(body)
+    if first is None or body[first.start()] >= 0x80:
+        return False  # maybe all whitespace to str.isspace (U+00A0, U+3000 …): decode it
+    if sniff_encoding(body, encoding) != "utf-8" or not _compiled_utf8_valid(body):
+        return False
+    spans, end, _ = _compiled_markup_cuts(body, rules.MAX_ATTRIBUTES, rules.MAX_ELEMENTS)
+    return not spans and end < 0
 
 
 def _noscript_fallback(page: Page, root: etree._Element) -> bool:
