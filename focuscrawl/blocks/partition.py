@@ -107,6 +107,28 @@ def partition(
     A page cut down by a budget says so in ``Page.cuts``: ``elements``, ``attributes``,
     ``links``, ``css``, ``depth``, ``text`` and how much was cut (1 where that is not counted).
     """
+    # The partition allocates thousands of small objects and frees them all before it returns
+    # (the walk's only cycles are broken at the end): the cyclic collector has nothing to find
+    # in them, but each of the collections their allocation would trigger traverses the young
+    # heap of the whole process (in a process holding other libraries, ≈ 0.15 ms a page on the
+    # article benchmark, 118 collections in 181 pages). It is paused meanwhile.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _partition(html, url, context_levels, context_words, encoding, max_links)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _partition(
+    html: str | bytes,
+    url: str,
+    context_levels: int,
+    context_words: int,
+    encoding: str | None,
+    max_links: int,
+) -> Page:
     page = Page(url=url, base_url=url)
     utf8: bytes | None = None  # the body, when it is valid UTF-8 that lxml can parse as it is
     as_is = False  # the body is parsed as it is, with no str made of it (_parsed_as_is)
@@ -224,46 +246,36 @@ def _fill(
             page.base_url = url
     cuts = page.cuts
     css = parse_sheets(sheets, lambda: (found.classes, found.ids), cuts) if sheets else StyleRules()
-    # The walk allocates thousands of small objects and frees them all below (their only cycles
-    # are broken at the end): the cyclic collector has nothing to find in them, but each of the
-    # collections their allocation would trigger traverses the whole young heap (≈ 8 % of the
-    # partition's CPU in a process holding other libraries). It is paused meanwhile.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        w = walk(root, css, max(0, levels), max(0, max_links), rules.MAX_ELEMENTS, found.mains)
-        for name, amount in w.cuts.items():
-            cuts[name] = cuts.get(name, 0) + amount
-        # a compiled walk (its segments are _cwalk.Segment) is classified and assembled in C
-        compiled = (
-            _compiled_assemble is not None
-            and bool(w.segments)
-            and type(w.segments[0]) is not Segment
-        )
-        kinds = _compiled_classify(w) if compiled else classify(w)
-        resolve = _resolver(page.base_url)
-        if compiled:
-            long_anchors = _compiled_assemble(page, w, kinds, resolve, window, Block, Link,
-                                              rules.HEADING_TAGS, _alt_text, rules.WEIGHT_NOISE,
-                                              rules.MAX_ANCHOR_WORDS)  # fmt: skip
-        else:
-            long_anchors = _assemble(page, w, kinds, resolve, window)
-        if long_anchors:
-            cuts["text"] = cuts.get("text", 0) + long_anchors
-        page.labels = button_labels(w.buttons) if w.buttons else []
-        # Break the walk's only reference cycles (frame <-> children, segment <-> its links):
-        # then reference counting frees the walk at once and the collector finds nothing to do.
-        if compiled:
-            _compiled_release(w)
-        else:
-            for frame in w.frames:
-                frame.children.clear()
-            for seg in w.segments:
-                seg.links.clear()
-        w.buttons.clear()
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    w = walk(root, css, max(0, levels), max(0, max_links), rules.MAX_ELEMENTS, found.mains)
+    for name, amount in w.cuts.items():
+        cuts[name] = cuts.get(name, 0) + amount
+    # a compiled walk (its segments are _cwalk.Segment) is classified and assembled in C
+    compiled = (
+        _compiled_assemble is not None
+        and bool(w.segments)
+        and type(w.segments[0]) is not Segment
+    )
+    kinds = _compiled_classify(w) if compiled else classify(w)
+    resolve = _resolver(page.base_url)
+    if compiled:
+        long_anchors = _compiled_assemble(page, w, kinds, resolve, window, Block, Link,
+                                          rules.HEADING_TAGS, _alt_text, rules.WEIGHT_NOISE,
+                                          rules.MAX_ANCHOR_WORDS)  # fmt: skip
+    else:
+        long_anchors = _assemble(page, w, kinds, resolve, window)
+    if long_anchors:
+        cuts["text"] = cuts.get("text", 0) + long_anchors
+    page.labels = button_labels(w.buttons) if w.buttons else []
+    # Break the walk's only reference cycles (frame <-> children, segment <-> its links):
+    # then reference counting frees the walk at once and the collector finds nothing to do.
+    if compiled:
+        _compiled_release(w)
+    else:
+        for frame in w.frames:
+            frame.children.clear()
+        for seg in w.segments:
+            seg.links.clear()
+    w.buttons.clear()
 
 
 def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, window: int) -> int:  # type: ignore[no-untyped-def]
