@@ -27,6 +27,7 @@ cdef extern from "Python.h":
                                   int direction) except -2
     void* PyUnicode_DATA(object)
     Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) noexcept nogil
+    void PyUnicode_WRITE(int kind, void* data, Py_ssize_t index, Py_UCS4 value) noexcept nogil
 
 cimport lxml.includes.etreepublic as cetree
 from lxml.includes cimport tree
@@ -44,6 +45,11 @@ cetree.import_lxml__etree()
 # What the Python side expects of this module (partition.py / segment.py / css.py check it):
 # a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
 ABI = 8
+
+# segment's caches, shared with the Python walk (cleared in place, never rebound): held here as
+# typed dicts, so a look-up is a C call, not a module attribute and a method call per element.
+cdef dict _ATTR_CACHE = _py._attr_cache
+cdef dict _PAIR_CACHE = _py._pair_cache
 
 cdef enum:
     F_SKIP = 1
@@ -211,7 +217,7 @@ def kind_word_mask(str text):
 
 cdef tuple _feature_info(str value):
     """segment._feature_info with the words matched in C (same result, same cache)."""
-    cdef tuple hit = _py._attr_cache.get(value)
+    cdef tuple hit = _ATTR_CACHE.get(value)
     if hit is not None:
         return hit
     cdef int flags = _word_flags(value.lower())
@@ -219,16 +225,21 @@ cdef tuple _feature_info(str value):
         return _py._feature_info(value)
     cdef double weight = (_CLASS_WEIGHT if flags & 2 else 0.0) - (_CLASS_WEIGHT if flags & 1 else 0.0)
     cdef tuple info = (weight, (flags & 4) != 0, (flags & 8) != 0)
-    if len(_py._attr_cache) < 100_000 and len(value) <= _CACHED_VALUE_CHARS:
-        _py._attr_cache[value] = info
+    if len(_ATTR_CACHE) < 100_000 and len(value) <= _CACHED_VALUE_CHARS:
+        _ATTR_CACHE[value] = info
     return info
 
 
 cdef tuple _attr_info(str cls, str el_id):
     """segment._attr_info over the compiled word matcher."""
-    cdef tuple hit = _py._pair_cache.get((cls, el_id))
+    cdef tuple hit = _PAIR_CACHE.get((cls, el_id))
     if hit is not None:
         return hit
+    return _attr_info_missed(cls, el_id)
+
+
+cdef tuple _attr_info_missed(str cls, str el_id):
+    """``_attr_info`` of a pair not in the cache (computed, then cached)."""
     cdef double weight = 0.0
     cdef bint unlikely = False, maybe = False
     cdef tuple info
@@ -241,8 +252,8 @@ cdef tuple _attr_info(str cls, str el_id):
         unlikely = unlikely or info[1]
         maybe = maybe or info[2]
     info = (weight, unlikely and not maybe, tuple(cls.split()) if cls else ())
-    if len(_py._pair_cache) < 100_000 and len(cls) + len(el_id) <= _CACHED_VALUE_CHARS:
-        _py._pair_cache[(cls, el_id)] = info
+    if len(_PAIR_CACHE) < 100_000 and len(cls) + len(el_id) <= _CACHED_VALUE_CHARS:
+        _PAIR_CACHE[(cls, el_id)] = info
     return info
 
 
@@ -524,9 +535,9 @@ cdef class _Walker:
             attr = attr.next
         if cls or el_id:
             key = (cls or "", el_id or "")
-            info = _py._pair_cache.get(key)
+            info = _PAIR_CACHE.get(key)
             if info is None:
-                info = _attr_info(cls or "", el_id or "")
+                info = _attr_info_missed(cls or "", el_id or "")
             weight = info[0]
             unlikely = info[1]
             classes = info[2]
@@ -809,6 +820,25 @@ cdef object _finish(_Walker w, dict cuts):
     return _py.Walk(w.frames, w.segments, w.links, w.words, [], cuts, w.buttons)
 
 
+cdef inline Py_ssize_t _put_word(int okind, void* odata, Py_ssize_t pos, str word):
+    """Write ``word`` (after a space unless at 0) into a new string's data at ``pos``; the end.
+    The string was made wide enough for every word (its maxchar), so a word's kind is at most
+    the string's: the same kind is copied whole, a narrower one widened character by
+    character."""
+    cdef Py_ssize_t n = len(word), j
+    cdef int wkind = PyUnicode_KIND(word)
+    cdef const void* wdata = PyUnicode_DATA(word)
+    if pos:
+        PyUnicode_WRITE(okind, odata, pos, 32)
+        pos += 1
+    if wkind == okind:
+        memcpy(<char*>odata + pos * okind, wdata, <size_t>(n * okind))
+    else:
+        for j in range(n):
+            PyUnicode_WRITE(okind, odata, pos + j, PyUnicode_READ(wkind, wdata, j))
+    return pos + n
+
+
 cdef str _join(list words, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=0, Py_ssize_t d=0):
     """``" ".join(words[a:b] + words[c:d])`` without the slices (ranges empty when reversed)."""
     cdef Py_ssize_t i, size = 0, count = 0, pos = 0, n
@@ -836,22 +866,12 @@ cdef str _join(list words, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=0, Py_ssize_
     if count == 0:
         return ""
     out = PyUnicode_New(size + count - 1, maxchar)
+    cdef int okind = PyUnicode_KIND(out)
+    cdef void* odata = PyUnicode_DATA(out)
     for i in range(a, b):
-        word = words[i]
-        if pos:
-            PyUnicode_WriteChar(out, pos, 32)
-            pos += 1
-        n = len(<str>word)
-        PyUnicode_CopyCharacters(out, pos, word, 0, n)
-        pos += n
+        pos = _put_word(okind, odata, pos, <str>words[i])
     for i in range(c, d):
-        word = words[i]
-        if pos:
-            PyUnicode_WriteChar(out, pos, 32)
-            pos += 1
-        n = len(<str>word)
-        PyUnicode_CopyCharacters(out, pos, word, 0, n)
-        pos += n
+        pos = _put_word(okind, odata, pos, <str>words[i])
     return out
 
 
