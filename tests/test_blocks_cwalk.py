@@ -62,6 +62,7 @@ def _both(html: str | bytes, url: str, **kw: Any) -> tuple[Any, Any]:
         m.setattr(partition_module, "walk", segment.walk_python)
         m.setattr(partition_module, "survey", survey.survey_python)
         m.setattr(kind, "_word_mask_impl", [kind.word_mask_python])
+        m.setattr(kind, "_names_mask_impl", [kind.names_mask_python])
         m.setattr(partition_module, "_compiled_assemble", None)
         m.setattr(css, "_cue_starts_impl", css.cue_starts_python)
         m.setattr(partition_module, "_compiled_utf8_valid", None)  # bodies go through str
@@ -244,6 +245,18 @@ def test_kind_word_mask_is_the_python_one(text: str) -> None:
 
     assert kind_word_mask(text) == kind.word_mask_python(text)
     assert kind_word_mask("x-product-price-y") == kind.word_mask_python("x-product-price-y") != 0
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_KIND_WORD_TEXT, st.sampled_from(["PRICE", "Add-To-Cart", "\u212aB",
+                                                            "FORUM\u03a3", "\u0130tem"])),
+                max_size=8))  # fmt: skip
+def test_names_word_mask_is_the_mask_of_the_joined_names(names: list[str]) -> None:
+    from focuscrawl.blocks._cwalk import kind_word_mask_of
+
+    assert kind_word_mask_of(names) == kind.names_mask_python(names)
+    assert kind_word_mask_of(iter(names)) == kind.names_mask_python(names)  # any iterable
 
 
 def test_case_folding_facts_the_cue_scan_relies_on() -> None:

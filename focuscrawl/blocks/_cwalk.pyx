@@ -215,6 +215,38 @@ def kind_word_mask(str text):
     return mask
 
 
+def kind_word_mask_of(names):
+    """``kind_word_mask(" ".join(names).lower())`` without the joined string: no word of
+    ``rules.NAME_KIND_EVIDENCE`` holds a space, so none is found across two names; an ASCII
+    name is lower-cased as it is scanned, any other through ``str.lower``."""
+    cdef uint64_t mask = 0
+    cdef str name, lowered
+    cdef Py_ssize_t n, i, j
+    cdef const unsigned char* data
+    cdef unsigned int ch
+    cdef int node
+    for name in names:
+        if not name.isascii():
+            lowered = name.lower()
+            mask |= <uint64_t>kind_word_mask(lowered)
+            continue
+        data = <const unsigned char*>PyUnicode_DATA(name)
+        n = len(name)
+        for i in range(n):
+            node = 0
+            j = i
+            while j < n:
+                ch = data[j]
+                if 65 <= ch <= 90:
+                    ch += 32
+                node = _KNEXT[node * 128 + <int>ch]
+                if node == 0:
+                    break
+                mask |= _KEND[node]
+                j += 1
+    return mask
+
+
 cdef tuple _feature_info(str value):
     """segment._feature_info with the words matched in C (same result, same cache)."""
     cdef tuple hit = _ATTR_CACHE.get(value)

@@ -36,7 +36,14 @@ def word_mask_python(text: str) -> int:
     return mask
 
 
+def names_mask_python(names: Iterable[str]) -> int:
+    """``word_mask_python`` of the class names and ids joined and lower-cased
+    (``_cwalk.kind_word_mask_of`` is the same, without the joined string)."""
+    return word_mask_python(" ".join(names).lower())
+
+
 _word_mask_impl: list[Callable[[str], int]] = []
+_names_mask_impl: list[Callable[[Iterable[str]], int]] = []
 
 
 def _word_mask() -> Callable[[str], int]:
@@ -44,6 +51,13 @@ def _word_mask() -> Callable[[str], int]:
         compiled = cwalk()
         _word_mask_impl.append(compiled.kind_word_mask if compiled else word_mask_python)
     return _word_mask_impl[0]
+
+
+def _names_mask() -> Callable[[Iterable[str]], int]:
+    if not _names_mask_impl:
+        compiled = cwalk()
+        _names_mask_impl.append(compiled.kind_word_mask_of if compiled else names_mask_python)
+    return _names_mask_impl[0]
 
 
 def _schema_types(texts: Iterable[str]) -> set[str]:
@@ -82,7 +96,7 @@ def evidence(signals: KindSignals, url: str, page: Page, names: Iterable[str]) -
         if t in rules.SCHEMA_KIND_EVIDENCE:
             kind, weight = rules.SCHEMA_KIND_EVIDENCE[t]
             score[kind] += weight
-    mask = _word_mask()(" ".join(names).lower())
+    mask = _names_mask()(names)
     for i, (_, kind, weight) in enumerate(rules.NAME_KIND_EVIDENCE):
         if mask >> i & 1:
             score[kind] += weight
