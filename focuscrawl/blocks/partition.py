@@ -251,9 +251,7 @@ def _fill(
         cuts[name] = cuts.get(name, 0) + amount
     # a compiled walk (its segments are _cwalk.Segment) is classified and assembled in C
     compiled = (
-        _compiled_assemble is not None
-        and bool(w.segments)
-        and type(w.segments[0]) is not Segment
+        _compiled_assemble is not None and bool(w.segments) and type(w.segments[0]) is not Segment
     )
     kinds = _compiled_classify(w) if compiled else classify(w)
     resolve = _resolver(page.base_url)
