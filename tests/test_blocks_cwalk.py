@@ -82,6 +82,12 @@ CASES = [
     "<div id='side'>menu <a href='/m'>m</a></div><p class='promo'>p</p>",
     "<div style='display:none'>h</div><div hidden>h2</div><div aria-hidden=true>h3</div>",
     "<a href='/img'><img alt='An image' src='x.png'></a><a href='/t' title=' Title  here '></a>",
+    # links without words: title, aria-label, else the first img's alt or title within 100
+    "<a href='/1' title='' aria-label=' Aria\tlabel '><img alt='no'></a>"
+    "<a href='/2'><span><b></b><img title='deep  title'></span><img alt='second'></a>"
+    "<a href='/3'>" + "<i></i>" * 99 + "<img alt='the 100th'></a>"
+    "<a href='/4'>" + "<i></i>" * 100 + "<img alt='the 101st'></a>"
+    "<a href='/5'><svg><image alt='not img'></image></svg><IMG ALT='Upper'></a><a href='/6'></a>",
     "<frameset><frame src='/f1'><frame src='http://o.example/f2'></frameset>",
     "<map><area href='/area' alt='x'></map><a href='javascript:void(0)'>js</a>"
     "<a href='#top'>top</a><a href='mailto:x@y'>m</a><a rel='nofollow' href='/nf'>nf</a>",

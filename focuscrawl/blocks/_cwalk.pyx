@@ -352,6 +352,52 @@ cdef inline str _attr_value(xmlNode* c, xmlAttr* attr):
     return cetree.attributeValue(c, attr)
 
 
+cdef object _no_ns_attribute(xmlNode* c, const char* name):
+    """``el.get(name)`` for an attribute in no namespace: its value, or None."""
+    cdef xmlAttr* attr = c.properties
+    while attr is not NULL:
+        if attr.ns is NULL and strcmp(<const char*>attr.name, name) == 0:
+            return _attr_value(c, attr)
+        attr = attr.next
+    return None
+
+
+cdef inline bint _lxml_element(xmlNode* c) noexcept nogil:
+    # what lxml's iterdescendants yields: elements, comments, entity references, PIs
+    return (c.type == tree.XML_ELEMENT_NODE or c.type == tree.XML_COMMENT_NODE
+            or c.type == tree.XML_ENTITY_REF_NODE or c.type == tree.XML_PI_NODE)
+
+
+cdef str _alt_text(xmlNode* el):
+    """``partition._alt_text`` on libxml2's nodes: the link's title or aria-label, else the alt
+    (or title) of the first ``img`` among its first ``rules.MAX_ALT_SEARCH_ELEMENTS``
+    descendants in document order, whitespace collapsed."""
+    cdef object text = _no_ns_attribute(el, "title") or _no_ns_attribute(el, "aria-label") or ""
+    cdef xmlNode* c
+    cdef Py_ssize_t seen = 0
+    if not text:
+        c = el.children
+        while c is not NULL and seen < _MAX_ALT_SEARCH:
+            if _lxml_element(c):
+                seen += 1
+                if c.type == tree.XML_ELEMENT_NODE and c.ns is NULL and strcmp(<const char*>c.name, "img") == 0:
+                    text = _no_ns_attribute(c, "alt") or _no_ns_attribute(c, "title") or ""
+                    break
+                if c.type == tree.XML_ELEMENT_NODE and c.children is not NULL:
+                    c = c.children
+                    continue
+            # the next node in document order inside el
+            while c is not el and c.next is NULL:
+                c = c.parent
+            if c is el:
+                break
+            c = c.next
+    return " ".join((<str>text).split())
+
+
+cdef Py_ssize_t _MAX_ALT_SEARCH = rules.MAX_ALT_SEARCH_ELEMENTS
+
+
 cdef inline bint _is_text(xmlNode* c) noexcept nogil:
     return c.type == tree.XML_TEXT_NODE or c.type == tree.XML_CDATA_SECTION_NODE
 
@@ -998,7 +1044,12 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
             anchor = _join(words, a0, a0 + max_anchor_words)
             cut += 1
         else:
-            anchor = _join(words, a0, a1) if a1 > a0 else alt_text(raw.el)
+            if a1 > a0:
+                anchor = _join(words, a0, a1)
+            elif isinstance(raw.el, cetree._Element):
+                anchor = _alt_text((<cetree._Element>raw.el)._c_node)
+            else:
+                anchor = alt_text(raw.el)
         if window > 0:
             n0 = raw.agg[0]
             n1 = raw.agg[1]
@@ -1075,74 +1126,91 @@ def survey(root):
     cdef list mains = []
     cdef Py_ssize_t max_mains = rules.MAX_MAIN_REGIONS
     cdef bint is_main
+    cdef char f
     while c is not NULL:
         if c.type == tree.XML_ELEMENT_NODE:
             script = meta = is_main = False
             if c.ns is NULL:
+                # one branch per first letter: most elements (div, span, li …) compare nothing
                 name = <const char*>c.name
-                if name[0] == 97 and name[1] == 0:  # a
-                    if _has_child(c, True):
+                f = name[0]
+                if f == 97:  # a, article
+                    if name[1] == 0:
+                        if _has_child(c, True):
+                            linked += 1
+                    elif strcmp(name, "article") == 0:
+                        n_article += 1
+                elif f == 104:  # h2-h4
+                    if _is_heading(name) and _has_child(c, False):
                         linked += 1
-                elif _is_heading(name):
-                    if _has_child(c, False):
-                        linked += 1
-                elif strcmp(name, "style") == 0:
-                    text = cetree.textOf(c)
-                    if text:
-                        sheets.append(text)
-                elif strcmp(name, "script") == 0:
-                    script = True
-                elif strcmp(name, "meta") == 0:
-                    meta = True
-                elif strcmp(name, "pre") == 0:
-                    n_pre += 1
-                elif strcmp(name, "article") == 0:
-                    n_article += 1
-                elif strcmp(name, "time") == 0:
-                    n_time += 1
-                elif strcmp(name, "form") == 0:
-                    n_form += 1
-                elif strcmp(name, "main") == 0:  # rules.MAIN_TAG
-                    is_main = True
-                elif not have_title and c is not top and strcmp(name, "title") == 0:
-                    have_title = True
-                    title = cetree.textOf(c)
-                    if title is None:
-                        title = ""
-                elif not have_base and c is not top and strcmp(name, "base") == 0:
-                    attr = c.properties
-                    while attr is not NULL:
-                        if attr.ns is NULL and strcmp(<const char*>attr.name, "href") == 0:
-                            have_base = True
-                            base = _attr_value(c, attr)
-                            break
-                        attr = attr.next
+                elif f == 115:  # style, script
+                    if strcmp(name, "style") == 0:
+                        text = cetree.textOf(c)
+                        if text:
+                            sheets.append(text)
+                    elif strcmp(name, "script") == 0:
+                        script = True
+                elif f == 109:  # meta, main (rules.MAIN_TAG)
+                    if strcmp(name, "meta") == 0:
+                        meta = True
+                    elif strcmp(name, "main") == 0:
+                        is_main = True
+                elif f == 112:  # pre
+                    if strcmp(name, "pre") == 0:
+                        n_pre += 1
+                elif f == 116:  # time, title
+                    if strcmp(name, "time") == 0:
+                        n_time += 1
+                    elif not have_title and c is not top and strcmp(name, "title") == 0:
+                        have_title = True
+                        title = cetree.textOf(c)
+                        if title is None:
+                            title = ""
+                elif f == 102:  # form
+                    if strcmp(name, "form") == 0:
+                        n_form += 1
+                elif f == 98:  # base
+                    if not have_base and c is not top and strcmp(name, "base") == 0:
+                        attr = c.properties
+                        while attr is not NULL:
+                            if attr.ns is NULL and strcmp(<const char*>attr.name, "href") == 0:
+                                have_base = True
+                                base = _attr_value(c, attr)
+                                break
+                            attr = attr.next
             kind_type = prop = meta_name = content = None
             attr = c.properties
             while attr is not NULL:
                 if attr.ns is NULL:
                     aname = <const char*>attr.name
-                    if strcmp(aname, "class") == 0:
-                        value = _attr_value(c, attr)
-                        values.add(value)
-                        if "price" in value:
-                            prices += 1
-                    elif strcmp(aname, "id") == 0:
-                        ids.add(_attr_value(c, attr))
-                    elif strcmp(aname, "role") == 0:
-                        if _attr_value(c, attr).strip().lower() == _MAIN_ROLE:
-                            is_main = True
-                    elif strcmp(aname, "itemtype") == 0:
-                        if len(itemtypes) < max_itemtypes:
-                            itemtypes.append(_attr_value(c, attr))
-                    elif script and strcmp(aname, "type") == 0:
-                        kind_type = _attr_value(c, attr)
-                    elif meta and strcmp(aname, "property") == 0:
-                        prop = _attr_value(c, attr)
-                    elif meta and strcmp(aname, "name") == 0:
-                        meta_name = _attr_value(c, attr)
-                    elif meta and strcmp(aname, "content") == 0:
-                        content = _attr_value(c, attr)
+                    f = aname[0]
+                    if f == 99:  # class, content
+                        if strcmp(aname, "class") == 0:
+                            value = _attr_value(c, attr)
+                            values.add(value)
+                            if "price" in value:
+                                prices += 1
+                        elif meta and strcmp(aname, "content") == 0:
+                            content = _attr_value(c, attr)
+                    elif f == 105:  # id, itemtype
+                        if aname[1] == 100 and aname[2] == 0:
+                            ids.add(_attr_value(c, attr))
+                        elif strcmp(aname, "itemtype") == 0:
+                            if len(itemtypes) < max_itemtypes:
+                                itemtypes.append(_attr_value(c, attr))
+                    elif f == 114:  # role
+                        if strcmp(aname, "role") == 0:
+                            if _attr_value(c, attr).strip().lower() == _MAIN_ROLE:
+                                is_main = True
+                    elif f == 116:  # type
+                        if script and strcmp(aname, "type") == 0:
+                            kind_type = _attr_value(c, attr)
+                    elif f == 112:  # property
+                        if meta and strcmp(aname, "property") == 0:
+                            prop = _attr_value(c, attr)
+                    elif f == 110:  # name
+                        if meta and strcmp(aname, "name") == 0:
+                            meta_name = _attr_value(c, attr)
                 attr = attr.next
             if script and kind_type is not None and kind_type.lower() == "application/ld+json":
                 text = cetree.textOf(c)
