@@ -314,6 +314,16 @@ def test_compiled_at_rule_stripping_is_the_python_one(text: str) -> None:
 
 @needs_compiled
 @settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["/*", "*/", "*", "/", "a", "\u00e9", "\U0001f600", " "]),
+                max_size=30).map("".join))  # fmt: skip
+def test_compiled_comment_stripping_is_the_python_one(text: str) -> None:
+    from focuscrawl.blocks._cwalk import strip_comments
+
+    assert strip_comments(text) == sheet.strip_comments(text)
+
+
+@needs_compiled
+@settings(max_examples=500, deadline=None)
 @given(_sheet_text, st.integers(min_value=1, max_value=4))
 def test_compiled_sheet_reading_is_the_python_one(text: str, limit: int) -> None:
     from focuscrawl.blocks._cwalk import sheet_rules

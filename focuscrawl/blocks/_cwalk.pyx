@@ -27,6 +27,8 @@ cdef extern from "Python.h":
                                   int direction) except -2
     void* PyUnicode_DATA(object)
     Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) noexcept nogil
+    Py_ssize_t PyUnicode_Find(object s, object sub, Py_ssize_t start, Py_ssize_t end,
+                              int direction) except -2
     void PyUnicode_WRITE(int kind, void* data, Py_ssize_t index, Py_UCS4 value) noexcept nogil
 
 cimport lxml.includes.etreepublic as cetree
@@ -1425,6 +1427,26 @@ cdef Py_ssize_t _closing(int kind, const void* data, Py_ssize_t pos, Py_ssize_t 
     return -1
 
 
+def strip_comments(str text):
+    """``sheet.strip_comments`` compiled (the same text): the same searches, made by
+    ``PyUnicode_Find`` without a Python-level step per comment."""
+    cdef Py_ssize_t n = len(text), start, end, last = 0
+    cdef list pieces
+    start = PyUnicode_Find(text, "/*", 0, n, 1)
+    if start < 0:
+        return text
+    pieces = []
+    while start >= 0:
+        end = PyUnicode_Find(text, "*/", start + 2, n, 1)
+        if end < 0:
+            break  # no "*/" after this one: none after any later "/*" either
+        pieces.append(text[last:start])
+        last = end + 2
+        start = PyUnicode_Find(text, "/*", last, n, 1)
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
 def strip_at_rules(str text):
     """``sheet.strip_at_rules`` compiled (the same text)."""
     cdef Py_ssize_t n = len(text), i, j, end, last = 0
@@ -1468,7 +1490,7 @@ def sheet_rules(str sheet, Py_ssize_t limit):
     """``css.cue_rules_python(sheet, limit)`` compiled: ``([(selectors, hides)], whole)``; None
     when the sheet, its comments and at-rules removed, holds U+0130 (the Python reading then
     reads it: its lower case is longer)."""
-    cdef str text = strip_at_rules(_sheet.strip_comments(sheet))
+    cdef str text = strip_at_rules(strip_comments(sheet))
     cdef Py_ssize_t n = len(text), i = 0, pos, end, k, a, b, count = 0
     cdef Py_ssize_t scanned = 0, last_brace_open = -1, last_brace_close = -1
     cdef Py_ssize_t next_open = -2, next_close = -2, last_open = -1, open_at, last_close, outer
