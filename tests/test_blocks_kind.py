@@ -222,6 +222,37 @@ def test_an_article_the_chosen_container_missed_is_read_broadly(monkeypatch) -> 
     assert "seventy thousand" not in partition(html, "https://blog.example/2024/terns/").main_text
 
 
+def _sliver_page(items: int) -> Page:
+    # The one best container took a short intro; the page's content is many short cards
+    # outside it that no cue marks (a news index, a trail list).
+    blocks = [Block(0, "text", "Latest stories from our newsroom today", 0.9, "p")]
+    for i in range(items):
+        text = f"Card {i} headline with a short line"
+        blocks.append(Block(len(blocks), "noise", text, rules.WEIGHT_NOISE_OUTSIDE, "div"))
+    blocks.append(
+        Block(len(blocks), "noise", "About us Careers Contact", 0.1, "nav", noise_cue="nav")
+    )
+    return Page(url="https://news.example/technology", blocks=blocks)
+
+
+def test_a_weakly_told_article_whose_choice_took_a_sliver_is_read_broadly(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    page = _sliver_page(10)
+    fit_to_kind(page, "article", 0.2)
+    assert "Card 9 headline" in page.main_text and "Latest stories" in page.main_text
+    assert "Careers" not in page.main_text  # a cue still marks boilerplate
+    # told with confidence, or with little outside the choice, the article's choice stands
+    page = _sliver_page(10)
+    fit_to_kind(page, "article", 0.6)
+    assert "Card" not in page.main_text
+    page = _sliver_page(1)
+    fit_to_kind(page, "article", 0.2)
+    assert "Card" not in page.main_text
+    monkeypatch.setattr(rules, "WEAK_KIND_CONFIDENCE", 0.0)  # without the rule
+    page = _sliver_page(10)
+    fit_to_kind(page, "article", 0.2)
+    assert "Card" not in page.main_text
+
+
 def test_a_hidden_copy_of_the_story_is_not_missed_prose(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # A hidden copy of the whole story (kept for a script) is longer than the story as shown:
     # it is a copy, not an article the choice missed, and the story is read once.

@@ -43,7 +43,9 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
     )
     if broad and kind == "listing" and _prose_words(page) >= rules.LISTING_MAX_PROSE_WORDS:
         kind, broad = "article", False
-    if not broad and _missed_prose(page):
+    if not broad and (
+        _missed_prose(page) or (confidence < rules.WEAK_KIND_CONFIDENCE and _chose_a_sliver(page))
+    ):
         broad = True  # the chosen container is not the article: read the page broadly
     items = kind in rules.ITEM_LINK_KINDS
     if broad:
@@ -129,6 +131,21 @@ def _missed_prose(page: Page) -> bool:
         outside > rules.MISSED_PROSE_OVER_CHOSEN * chosen
         or related > rules.RELATED_PROSE_OVER_CHOSEN * chosen
     )
+
+
+def _chose_a_sliver(page: Page) -> bool:
+    """The blocks outside the chosen text that no cue marks hold more than
+    ``rules.MISSED_PROSE_OVER_CHOSEN`` times its words, whatever their size: on a page whose
+    kind was told with little confidence, the one best container took a sliver of a page made
+    of short items (a listing's cards, a news index, a trail list) or of short sections."""
+    chosen = outside = 0
+    for b in page.blocks:
+        if b.text:
+            if b.kind == "text":
+                chosen += b.text.count(" ") + 1
+            elif _uncued(b):
+                outside += b.text.count(" ") + 1
+    return outside > rules.MISSED_PROSE_OVER_CHOSEN * chosen
 
 
 def _prose_words(page: Page) -> int:
