@@ -194,11 +194,9 @@ cdef int _build_kind_trie() except -1:
 _build_kind_trie()
 
 
-def kind_word_mask(str text):
-    """Bit i set when ``rules.NAME_KIND_EVIDENCE[i]``'s word occurs in ``text``."""
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = len(text), i, j
+cdef uint64_t _trie_mask(int kind, const void* data, Py_ssize_t n, bint fold) noexcept:
+    """The bits of the evidence words found in the text (``fold``: A-Z read as a-z)."""
+    cdef Py_ssize_t i, j
     cdef unsigned int ch
     cdef int node
     cdef uint64_t mask = 0
@@ -209,6 +207,8 @@ def kind_word_mask(str text):
             ch = <unsigned int>PyUnicode_READ(kind, data, j)
             if ch >= 128:
                 break
+            if fold and 65 <= ch <= 90:
+                ch += 32
             node = _KNEXT[node * 128 + <int>ch]
             if node == 0:
                 break
@@ -217,35 +217,24 @@ def kind_word_mask(str text):
     return mask
 
 
+def kind_word_mask(str text):
+    """Bit i set when ``rules.NAME_KIND_EVIDENCE[i]``'s word occurs in ``text``."""
+    return _trie_mask(PyUnicode_KIND(text), PyUnicode_DATA(text), len(text), False)
+
+
 def kind_word_mask_of(names):
     """``kind_word_mask(" ".join(names).lower())`` without the joined string: no word of
     ``rules.NAME_KIND_EVIDENCE`` holds a space, so none is found across two names; an ASCII
     name is lower-cased as it is scanned, any other through ``str.lower``."""
     cdef uint64_t mask = 0
     cdef str name, lowered
-    cdef Py_ssize_t n, i, j
-    cdef const unsigned char* data
-    cdef unsigned int ch
-    cdef int node
     for name in names:
-        if not name.isascii():
+        if name.isascii():
+            mask |= _trie_mask(PyUnicode_KIND(name), PyUnicode_DATA(name), len(name), True)
+        else:
             lowered = name.lower()
-            mask |= <uint64_t>kind_word_mask(lowered)
-            continue
-        data = <const unsigned char*>PyUnicode_DATA(name)
-        n = len(name)
-        for i in range(n):
-            node = 0
-            j = i
-            while j < n:
-                ch = data[j]
-                if 65 <= ch <= 90:
-                    ch += 32
-                node = _KNEXT[node * 128 + <int>ch]
-                if node == 0:
-                    break
-                mask |= _KEND[node]
-                j += 1
+            mask |= _trie_mask(PyUnicode_KIND(lowered), PyUnicode_DATA(lowered), len(lowered),
+                               False)
     return mask
 
 
@@ -354,6 +343,16 @@ cdef inline str _attr_value(xmlNode* c, xmlAttr* attr):
     return cetree.attributeValue(c, attr)
 
 
+cdef inline xmlNode* _after(xmlNode* c, xmlNode* top) noexcept nogil:
+    """The node after ``c`` and its subtree in document order, not leaving the subtree of
+    ``top``; NULL past its end."""
+    while c is not top and c.next is NULL:
+        c = c.parent
+    if c is top:
+        return NULL
+    return c.next
+
+
 cdef object _no_ns_attribute(xmlNode* c, const char* name):
     """``el.get(name)`` for an attribute in no namespace: its value, or None."""
     cdef xmlAttr* attr = c.properties
@@ -388,12 +387,7 @@ cdef str _alt_text(xmlNode* el):
                 if c.type == tree.XML_ELEMENT_NODE and c.children is not NULL:
                     c = c.children
                     continue
-            # the next node in document order inside el
-            while c is not el and c.next is NULL:
-                c = c.parent
-            if c is el:
-                break
-            c = c.next
+            c = _after(c, el)
     return " ".join((<str>text).split())
 
 
@@ -1226,12 +1220,7 @@ def survey(root):
             if nxt is not NULL:
                 c = nxt
                 continue
-        # next node in document order, not leaving the subtree of top
-        while c is not top and c.next is NULL:
-            c = c.parent
-        if c is top:
-            break
-        c = c.next
+        c = _after(c, top)
     signals = _survey.KindSignals(n_pre, n_article, n_time, n_form, linked, prices,
                                   tuple(json_ld), tuple(og_types), tuple(itemtypes))
     return _survey.Survey(title, base, sheets, set(" ".join(values).split()), ids, signals,
@@ -2217,8 +2206,24 @@ def markup_cuts(object text, Py_ssize_t max_attributes, Py_ssize_t max_elements)
 
 # ---- UTF-8 validity without decoding ----------------------------------------------------------
 
-cdef inline bint _cont(unsigned char c) noexcept nogil:
-    return 0x80 <= c <= 0xBF
+# Well-formed UTF-8 (the Unicode standard's table 3-7, as Python's strict decoder reads it): per
+# lead byte, the sequence's length (0: not a lead byte) and the range of its second byte, which
+# excludes overlong forms, the surrogates U+D800-U+DFFF and code points past U+10FFFF; the
+# other bytes of a sequence are continuation bytes 0x80-0xBF.
+cdef unsigned char _U8_LEN[256]
+cdef unsigned char _U8_LO[256]
+cdef unsigned char _U8_HI[256]
+memset(_U8_LEN, 0, sizeof(_U8_LEN))
+for _lead, _length, _lo, _hi in (
+    [(b, 2, 0x80, 0xBF) for b in range(0xC2, 0xE0)]
+    + [(0xE0, 3, 0xA0, 0xBF)] + [(b, 3, 0x80, 0xBF) for b in range(0xE1, 0xED)]
+    + [(0xED, 3, 0x80, 0x9F), (0xEE, 3, 0x80, 0xBF), (0xEF, 3, 0x80, 0xBF)]
+    + [(0xF0, 4, 0x90, 0xBF)] + [(b, 4, 0x80, 0xBF) for b in range(0xF1, 0xF4)]
+    + [(0xF4, 4, 0x80, 0x8F)]
+):
+    _U8_LEN[_lead] = _length
+    _U8_LO[_lead] = _lo
+    _U8_HI[_lead] = _hi
 
 
 def utf8_valid(bytes body):
@@ -2235,9 +2240,9 @@ def utf8_valid(bytes body):
 
 
 cdef bint _utf8_ok(const unsigned char* s, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t i = 0, k, length
     cdef uint64_t word
-    cdef unsigned char c, c1
+    cdef unsigned char c
     while i < n:
         while i + 8 <= n:
             memcpy(&word, s + i, 8)
@@ -2250,40 +2255,11 @@ cdef bint _utf8_ok(const unsigned char* s, Py_ssize_t n) noexcept nogil:
         if c < 0x80:
             i += 1
             continue
-        if 0xC2 <= c <= 0xDF:
-            if i + 1 >= n or not _cont(s[i + 1]):
-                return False
-            i += 2
-        elif 0xE0 <= c <= 0xEF:
-            if i + 2 >= n:
-                return False
-            c1 = s[i + 1]
-            if c == 0xE0:
-                if not (0xA0 <= c1 <= 0xBF):
-                    return False
-            elif c == 0xED:  # U+D800..U+DFFF, the surrogates, are not characters
-                if not (0x80 <= c1 <= 0x9F):
-                    return False
-            elif not _cont(c1):
-                return False
-            if not _cont(s[i + 2]):
-                return False
-            i += 3
-        elif 0xF0 <= c <= 0xF4:
-            if i + 3 >= n:
-                return False
-            c1 = s[i + 1]
-            if c == 0xF0:
-                if not (0x90 <= c1 <= 0xBF):
-                    return False
-            elif c == 0xF4:  # past U+10FFFF
-                if not (0x80 <= c1 <= 0x8F):
-                    return False
-            elif not _cont(c1):
-                return False
-            if not _cont(s[i + 2]) or not _cont(s[i + 3]):
-                return False
-            i += 4
-        else:
+        length = _U8_LEN[c]
+        if length == 0 or i + length > n or not (_U8_LO[c] <= s[i + 1] <= _U8_HI[c]):
             return False
+        for k in range(2, length):
+            if not (0x80 <= s[i + k] <= 0xBF):
+                return False
+        i += length
     return True
