@@ -253,16 +253,9 @@ cdef tuple _feature_info(str value):
     return info
 
 
-cdef tuple _attr_info(str cls, str el_id):
-    """segment._attr_info over the compiled word matcher."""
-    cdef tuple hit = _PAIR_CACHE.get((cls, el_id))
-    if hit is not None:
-        return hit
-    return _attr_info_missed(cls, el_id)
-
-
 cdef tuple _attr_info_missed(str cls, str el_id):
-    """``_attr_info`` of a pair not in the cache (computed, then cached)."""
+    """segment._attr_info over the compiled word matcher, for a pair the caller did not find in
+    ``_PAIR_CACHE``: computed, then cached."""
     cdef double weight = 0.0
     cdef bint unlikely = False, maybe = False
     cdef tuple info

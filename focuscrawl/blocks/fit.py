@@ -9,7 +9,8 @@ specs), a listing (its items) or a docs page (every section). For those kinds, t
 outside that container that no cue marks (no nav/aside/footer tag, no "unlikely" class or id,
 not hidden) join the main text, each text once (a repeated copy is left out); on listings and
 collections the link blocks of the items too. A page read as an article whose paragraphs lie
-mostly outside the chosen container (the choice missed the article) is read broadly as well.
+mostly outside the chosen container (the choice missed the article) is read broadly as well,
+and so is a page told as an article with little confidence whose container took a sliver of it.
 A pass over the blocks and their links: linear in the page.
 """
 
