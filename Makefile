@@ -7,10 +7,10 @@ export FOCUSCRAWL_CORPORA ?= $(abspath ../shared/corpora)
 
 .PHONY: install demo test test-fast lint format bench bench-extract bench-frontier eval clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml harness/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[redis,eval,dev,render]'
+	$(BIN)/python -m pip install -q -e '.[redis,eval,dev,render]' -e ./harness
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -27,12 +27,12 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -x -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff check focuscrawl tests bench
-	$(BIN)/ruff format --check focuscrawl tests bench
+	$(BIN)/ruff check focuscrawl harness tests bench
+	$(BIN)/ruff format --check focuscrawl harness tests bench
 
 format: $(STAMP)
-	$(BIN)/ruff format focuscrawl tests bench
-	$(BIN)/ruff check --fix focuscrawl tests bench
+	$(BIN)/ruff format focuscrawl harness tests bench
+	$(BIN)/ruff check --fix focuscrawl harness tests bench
 
 # Every bench/bench_*.py runs, each printing its baseline side by side and the ratio.
 bench: $(STAMP)

@@ -13,9 +13,9 @@ import logging
 import sys
 from pathlib import Path
 
-from focuscrawl.corpora import corpora_dir
-from focuscrawl.evaluation.classifier_report import run_all
-from focuscrawl.evaluation.classifiers import default_cache_dir
+from focuseval.classifier_report import run_all
+from focuseval.classifiers import default_cache_dir
+from focuseval.corpora import corpora_dir
 
 
 def main() -> int:

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench_cluster_memory import Server
+from focuseval.testweb import TestWebProcess
 
 from focuscrawl.cluster.state import publish_topic
-from focuscrawl.evaluation.testweb import TestWebProcess
 from focuscrawl.netguard import allow_private_args
 from focuscrawl.topic import load_topic
 

@@ -20,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_cluster_memory import Server  # noqa: E402
 from bench_cluster_shards import Nodes, spread  # noqa: E402
+from focuseval.localcluster import LocalCluster  # noqa: E402
 
 from focuscrawl.blocks import partition  # noqa: E402
 from focuscrawl.change.fingerprint import Fingerprints, fingerprint  # noqa: E402
 from focuscrawl.change.store_redis import RedisChangeStore  # noqa: E402
-from focuscrawl.cluster.localcluster import LocalCluster  # noqa: E402
 
 N = 20_000
 WORDS = [

@@ -46,8 +46,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_cluster_memory import Server  # noqa: E402
 from bench_cluster_shards import workload  # noqa: E402
+from focuseval.localcluster import LocalCluster  # noqa: E402
 
-from focuscrawl.cluster.localcluster import LocalCluster  # noqa: E402
 from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
 from focuscrawl.frontier.redis_shards import _EMPTY, ShardedRedisFrontier  # noqa: E402
 from focuscrawl.frontier.shard_keys import SLOTS, shard_of, shard_tags  # noqa: E402

@@ -11,7 +11,7 @@ workers start at once (the first brings the topic file with its seeds, the other
 through Redis), each with ``CLOSESPIDER_PAGECOUNT`` = ``ceil(pages / workers) + margin``, and
 writes its own crawl log. The logs are merged by fetch time (the ``t`` of each record) into one
 crawl, whose first ``--pages`` fetches are scored against the category's labels
-(:func:`focuscrawl.evaluation.metrics.evaluate`, as ``focuscrawl eval`` does).
+(:func:`focuseval.metrics.evaluate`, as ``focuscrawl eval`` does).
 
     FOCUSCRAWL_CORPORA=/work/shared/corpora .venv/bin/python bench/bench_cluster_crawl_recall.py \\
         [--topics Birds,Space,Health] [--pages 500] [--workers 3] [--rounds 1]
@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from focuscrawl.cluster.localcluster import LocalCluster  # noqa: E402
-from focuscrawl.evaluation.metrics import CrawlRecord, evaluate  # noqa: E402
+from focuseval.localcluster import LocalCluster  # noqa: E402
+from focuseval.metrics import CrawlRecord, evaluate  # noqa: E402
 
 DEFAULT_TOPICS = "Birds,Space,Health"
 MARGIN = 40  # pages per worker beyond its share (robots.txt and start-up differences)
@@ -126,11 +126,10 @@ def main() -> None:
 
     from bench_cluster_memory import Server
     from bench_strategies import TOPICS as CATEGORIES
+    from focuseval.harness import build_topic
+    from focuseval.testweb import TestWebProcess
+    from focuseval.topics import write_topic_toml
     from redis.cluster import RedisCluster
-
-    from focuscrawl.evaluation.harness import build_topic
-    from focuscrawl.evaluation.testweb import TestWebProcess
-    from focuscrawl.evaluation.topics import write_topic_toml
 
     corpora = Path(os.environ.get("FOCUSCRAWL_CORPORA", "/work/shared/corpora"))
     work = Path(tempfile.mkdtemp(prefix="fc-bench-crawl-recall-"))

@@ -22,7 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from focuscrawl.cluster.localcluster import LocalCluster  # noqa: E402
+from focuseval.localcluster import LocalCluster  # noqa: E402
+
 from focuscrawl.frontier.base import PushResult  # noqa: E402
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier  # noqa: E402
 

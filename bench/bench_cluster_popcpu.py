@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_cluster_memory import Server  # noqa: E402
 from bench_cluster_shards import Nodes, workload  # noqa: E402
+from focuseval.localcluster import LocalCluster  # noqa: E402
 
 import focuscrawl.frontier.redis_shards as shards  # noqa: E402
-from focuscrawl.cluster.localcluster import LocalCluster  # noqa: E402
 from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
 
 CHUNK = 250

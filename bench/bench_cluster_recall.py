@@ -2,7 +2,7 @@
 Redis Cluster (sharded, best-first across shards): target recall at 250/500 pages per topic.
 
 The crawl's own decisions (:class:`CrawlPolicy`, the page partition) run in-process over the
-rendered Wikispeedia site as in ``bench/bench_strategies.py`` (:mod:`focuscrawl.evaluation.simulate`),
+rendered Wikispeedia site as in ``bench/bench_strategies.py`` (:mod:`focuseval.simulate`),
 but through the real frontiers, fed by ``--workers`` simulated workers that take turns: each
 pops one entry, judges the page, and sends its links and its ack as the scheduler does
 (``push_many`` without waiting). On Redis every worker has its own frontier object (its own
@@ -23,8 +23,9 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from focuscrawl.cluster.localcluster import LocalCluster  # noqa: E402
-from focuscrawl.evaluation.metrics import CrawlRecord, evaluate  # noqa: E402
+from focuseval.localcluster import LocalCluster  # noqa: E402
+from focuseval.metrics import CrawlRecord, evaluate  # noqa: E402
+
 from focuscrawl.frontier.memory import MemoryFrontier  # noqa: E402
 from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier  # noqa: E402
@@ -34,14 +35,15 @@ CHECKPOINTS = (250, 500)
 
 
 def crawl(site: Any, topic: Any, frontiers: list[Any], pages: int) -> list[CrawlRecord]:
-    """The loop of :func:`focuscrawl.evaluation.simulate.simulate`, over ``frontiers`` (one per
+    """The loop of :func:`focuseval.simulate.simulate`, over ``frontiers`` (one per
     worker, sharing one crawl), the workers taking turns."""
+    from focuseval.simulate import _fp, _own_links, partition
+
     from focuscrawl.blocks import TemplateLinks
     from focuscrawl.defaults import DEFAULTS
-    from focuscrawl.evaluation.simulate import _fp, _own_links, partition
-    from focuscrawl.frontier.policy import CrawlPolicy
-    from focuscrawl.frontier.scoring import SEED_SCORE
     from focuscrawl.relevance.adaptive import AdaptiveCosineModel
+    from focuscrawl.strategy.policy import CrawlPolicy
+    from focuscrawl.strategy.scoring import SEED_SCORE
 
     policy = CrawlPolicy(  # the crawl's defaults, as bench_strategies builds them
         AdaptiveCosineModel(topic.keywords),
@@ -98,10 +100,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     from bench_cluster_memory import Server
-
-    from focuscrawl.evaluation.site import loopback_hosts
-    from focuscrawl.evaluation.topics import wikispeedia_topic
-    from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, WikispeediaSite
+    from focuseval.site import loopback_hosts
+    from focuseval.topics import wikispeedia_topic
+    from focuseval.wikispeedia import WikispeediaCorpus, WikispeediaSite
 
     corpus = WikispeediaCorpus.open()
     site = WikispeediaSite(corpus, loopback_hosts(8), 8000)

@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_cluster_memory import Server  # noqa: E402
 from bench_cluster_shards import Nodes, workload  # noqa: E402
+from focuseval.localcluster import LocalCluster  # noqa: E402
 
 import focuscrawl.change.store_redis as store_redis  # noqa: E402
 from focuscrawl.change.store_redis import RedisChangeStore, prefetch_command  # noqa: E402
-from focuscrawl.cluster.localcluster import LocalCluster  # noqa: E402
 from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier  # noqa: E402
 

@@ -2,7 +2,7 @@
 the spread of keys, memory and operations over the masters, and Redis CPU per frontier op.
 
 Starts its own ``redis-server`` (one instance) and its own local cluster
-(:class:`focuscrawl.cluster.localcluster.LocalCluster`, no persistence), pushes the same URLs
+(:class:`focuseval.localcluster.LocalCluster`, no persistence), pushes the same URLs
 (the topical spider's request data, on ``--hosts`` hosts) into each through the frontier's own
 ``push_many`` (pipelined, sent without waiting, flushed every batch), then pops and acknowledges
 ``--pops`` of them one by one through ``pop()``/``ack()`` as a worker does. Reads ``INFO memory``,
@@ -28,7 +28,8 @@ import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from focuscrawl.cluster.localcluster import LocalCluster  # noqa: E402
+from focuseval.localcluster import LocalCluster  # noqa: E402
+
 from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier  # noqa: E402
 

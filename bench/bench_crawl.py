@@ -18,7 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from focuscrawl.evaluation.testweb import TestWebProcess
+from focuseval.testweb import TestWebProcess
+
 from focuscrawl.netguard import allow_private_args
 
 HERE = Path(__file__).resolve().parent

@@ -37,14 +37,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from focuseval.dedup_metrics import dedup_metrics
+from focuseval.mirrored import MirroredWeb
+from focuseval.site import loopback_hosts
+from focuseval.testweb import TestWebProcess
 
 from focuscrawl.change.simhash import hamming, simhash64
 from focuscrawl.dedup import NearDuplicateIndex, TextPrint, text_print
 from focuscrawl.dedup.fingerprint import pair_simhash, shingles, words_of
-from focuscrawl.evaluation.dedup_metrics import dedup_metrics
-from focuscrawl.evaluation.mirrored import MirroredWeb
-from focuscrawl.evaluation.site import loopback_hosts
-from focuscrawl.evaluation.testweb import TestWebProcess
 
 
 # -- crawl ----------------------------------------------------------------------------------
@@ -192,8 +192,8 @@ def bench_features() -> None:
 
 # -- real -----------------------------------------------------------------------------------
 def bench_real() -> None:
-    from focuscrawl.corpora import corpora_dir
-    from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus
+    from focuseval.corpora import corpora_dir
+    from focuseval.wikispeedia import WikispeediaCorpus
 
     try:
         corpus = WikispeediaCorpus.open(corpora_dir())

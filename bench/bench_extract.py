@@ -18,9 +18,10 @@ import time
 import warnings
 from collections.abc import Callable
 
-from focuscrawl.blocks import evaluate as ev
+from focuseval import extraction as ev
+from focuseval.corpora import corpora_dir
+
 from focuscrawl.blocks import partition, segment
-from focuscrawl.corpora import corpora_dir
 
 
 def _focuscrawl(case: ev.Case) -> str:

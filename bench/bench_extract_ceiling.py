@@ -23,10 +23,11 @@ import importlib
 import sys
 from collections.abc import Callable
 
-from focuscrawl.blocks import evaluate as ev
+from focuseval import extraction as ev
+from focuseval.corpora import corpora_dir
+
 from focuscrawl.blocks import fit, rules
 from focuscrawl.blocks.model import Page
-from focuscrawl.corpora import corpora_dir
 
 partition_module = importlib.import_module("focuscrawl.blocks.partition")
 

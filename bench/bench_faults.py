@@ -32,8 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from focuscrawl.evaluation.evolving import synthetic_evolving  # noqa: E402
-from focuscrawl.evaluation.testweb import TestWebProcess  # noqa: E402
+from focuseval.evolving import synthetic_evolving  # noqa: E402
+from focuseval.testweb import TestWebProcess  # noqa: E402
+
 from focuscrawl.frontier.quarantine import QUARANTINE_FILE, read_records  # noqa: E402
 from tests.fault_crawl import (  # noqa: E402
     BFS,

@@ -1,6 +1,6 @@
 """Hostile pages: CPU time and peak memory of ``partition`` per page, beside an ordinary page.
 
-Each page of ``focuscrawl.evaluation.hostile_pages.HOSTILE_PAGES`` (at the size the issue
+Each page of ``focuseval.hostile_pages.HOSTILE_PAGES`` (at the size the issue
 measured) is partitioned in a fresh subprocess, so that its peak RSS is its own; the baseline is
 an ordinary article page of the same byte size, measured the same way. Printed per page: CPU
 seconds of the ``partition`` call (process time), the process's peak RSS and the part of it the
@@ -32,8 +32,9 @@ def _rss_mb() -> float:
 
 def child(name: str, ordinary: bool) -> dict[str, object]:
     """Partition one page in this process: what the parent prints."""
+    from focuseval.hostile_pages import HOSTILE_PAGES, ordinary_page
+
     from focuscrawl.blocks import partition
-    from focuscrawl.evaluation.hostile_pages import HOSTILE_PAGES, ordinary_page
 
     html = HOSTILE_PAGES[name]()
     if ordinary:
@@ -83,7 +84,7 @@ def main() -> int:
     if args.child:
         print(json.dumps(child(args.child, args.ordinary)))
         return 0
-    from focuscrawl.evaluation.hostile_pages import HOSTILE_PAGES
+    from focuseval.hostile_pages import HOSTILE_PAGES
 
     names = args.pages.split(",") if args.pages else list(HOSTILE_PAGES)
     print("| page | bytes | CPU s | peak MB (+partition) | ordinary CPU s | ordinary peak MB |"

@@ -25,7 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.evaluation.testweb import TestWebProcess
+from focuseval.testweb import TestWebProcess
 
 
 def rss_mb(pid: int) -> float | None:

@@ -37,7 +37,7 @@ COMMIT_EVERY = 200
 def corpus_paragraphs() -> list[tuple[str, str]]:
     """(title, paragraph) pairs from Wikispeedia, or synthetic ones."""
     try:
-        from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, title_of
+        from focuseval.wikispeedia import WikispeediaCorpus, title_of
 
         corpus = WikispeediaCorpus.open()
         return [

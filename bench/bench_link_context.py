@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from focuseval.topics import category_keywords, wikispeedia_seeds
+from focuseval.wikispeedia import WikispeediaCorpus
 from sklearn.metrics import roc_auc_score
 
 from focuscrawl.blocks import partition
@@ -34,8 +36,6 @@ from focuscrawl.blocks.css import parse_sheets
 from focuscrawl.blocks.decode import decode_html
 from focuscrawl.blocks.partition import parse_html
 from focuscrawl.blocks.segment import walk
-from focuscrawl.evaluation.topics import category_keywords, wikispeedia_seeds
-from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus
 from focuscrawl.relevance.cosine import CosineModel
 from focuscrawl.text import tokens
 

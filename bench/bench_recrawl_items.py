@@ -1,7 +1,7 @@
 """Does a recrawl follow the new items of changed hub pages, and what does it fetch besides?
 
 Serves the evolving synthetic web with hubs that gain items
-(:class:`focuscrawl.evaluation.hub_items.HubItemsWeb`) on loopback, crawls topic *birds* with
+(:class:`focuseval.hub_items.HubItemsWeb`) on loopback, crawls topic *birds* with
 ``scrapy crawl topical`` (all 600 pages), then adds ``--items`` new bird pages to each of the
 topic's 3 hub pages and applies the evolving web's significant change (a sentence, no new
 links) to its 10 victim pages, and recrawls (``-a mode=recrawl``) with
@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.evaluation.hub_items import ServedWeb
+from focuseval.hub_items import ServedWeb
+
 from focuscrawl.netguard import allow_private_args
 
 

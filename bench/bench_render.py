@@ -23,12 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from focuscrawl.evaluation.testweb import TestWebProcess
+from focuseval.testweb import TestWebProcess
 
 
 def scan_part(rounds: int) -> None:
-    from focuscrawl.evaluation.jsweb import ScriptWeb
-    from focuscrawl.evaluation.site import loopback_hosts
+    from focuseval.jsweb import ScriptWeb
+    from focuseval.site import loopback_hosts
+
     from focuscrawl.render.shell import scan
 
     web = ScriptWeb(loopback_hosts(6), 8000)

@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "--max-chars", type=int, default=6000, help="characters of each article indexed (0: all)"
     )
     args = ap.parse_args(argv)
-    from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, title_of
+    from focuseval.wikispeedia import WikispeediaCorpus, title_of
 
     t0 = time.perf_counter()
     try:

@@ -20,10 +20,10 @@ import json
 import random
 import time
 
+from focuseval.corpora import corpora_dir
 from simhash import Simhash
 
 from focuscrawl.change.simhash import hamming, simhash_text
-from focuscrawl.corpora import corpora_dir
 
 
 def pages(n: int) -> tuple[list[str], str]:

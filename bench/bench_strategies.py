@@ -2,7 +2,7 @@
 
 Every configuration crawls every topic with the crawl's own decisions (:class:`CrawlPolicy`:
 the cosine model, the page partition, the best-first frontier) in-process over the rendered
-Wikispeedia site (:func:`focuscrawl.evaluation.simulate.simulate`), and the table gives the
+Wikispeedia site (:func:`focuseval.simulate.simulate`), and the table gives the
 target recall and harvest rate at 250/500/1000/2000 pages per topic, the means over the
 topics, and the ratios of the mean recall at 500 to ``bfs`` and ``bestfirst`` of the same run.
 
@@ -42,10 +42,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from focuseval.metrics import CrawlMetrics
+from focuseval.report import plot
+
 from focuscrawl import defaults
-from focuscrawl.evaluation.metrics import CrawlMetrics
-from focuscrawl.evaluation.report import plot
-from focuscrawl.frontier.scoring import STRATEGIES, SharkParams
+from focuscrawl.strategy.scoring import STRATEGIES, SharkParams
 
 TOPICS = {
     "Birds": "subject.Science.Biology.Birds",
@@ -108,9 +109,10 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
 
 def _setup() -> None:
     """Per worker: the corpus, the site, and caches of rendered pages, partitions and tokens."""
-    from focuscrawl.evaluation import simulate as sim
-    from focuscrawl.evaluation.site import loopback_hosts
-    from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, WikispeediaSite
+    from focuseval import simulate as sim
+    from focuseval.site import loopback_hosts
+    from focuseval.wikispeedia import WikispeediaCorpus, WikispeediaSite
+
     from focuscrawl.relevance import cosine
 
     corpus = WikispeediaCorpus.open()
@@ -124,11 +126,12 @@ def _setup() -> None:
 
 def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
     """Simulates one (topic, config); returns its metrics and the seconds it took."""
-    from focuscrawl.evaluation.simulate import simulate_metrics
-    from focuscrawl.evaluation.topics import wikispeedia_topic
-    from focuscrawl.frontier.policy import CrawlPolicy
+    from focuseval.simulate import simulate_metrics
+    from focuseval.topics import wikispeedia_topic
+
     from focuscrawl.relevance.adaptive import AdaptiveCosineModel
     from focuscrawl.relevance.cosine import CosineModel
+    from focuscrawl.strategy.policy import CrawlPolicy
 
     topic_name, spec = job
     if "site" not in _state:
@@ -176,7 +179,7 @@ def _target_children(topic_name: str, topic: Any) -> dict[str, int]:
     """Per article URL (normalised), how many of the topic's targets it links to (corpus links)."""
     cache = _state.setdefault("children", {})
     if topic_name not in cache:
-        from focuscrawl.evaluation.metrics import normalize_url
+        from focuseval.metrics import normalize_url
 
         corpus, url_for = _state["corpus"], _state["site"].url_for
         targets = topic.labels.targets
@@ -206,12 +209,12 @@ def _link_cv(topic_name: str, topic: Any, parent_label: bool) -> dict[tuple[str,
     import zlib
 
     import numpy as np
+    from focuseval import simulate as sim
+    from focuseval.metrics import normalize_url
     from sklearn.feature_extraction import FeatureHasher
     from sklearn.linear_model import LogisticRegression
 
-    from focuscrawl.evaluation import simulate as sim
-    from focuscrawl.evaluation.metrics import normalize_url
-    from focuscrawl.frontier.linklearner import link_features
+    from focuscrawl.strategy.linklearner import link_features
 
     corpus, site = _state["corpus"], _state["site"]
     members = topic.labels.relevant
@@ -262,8 +265,9 @@ def _link_cv(topic_name: str, topic: Any, parent_label: bool) -> dict[tuple[str,
 
 def _ceiling_policy(judge: str, order: str, cvw: float = 0.0) -> type:
     """A :class:`CrawlPolicy` that cheats with the true labels (the ceilings), or the policy."""
-    from focuscrawl.evaluation.metrics import normalize_url
-    from focuscrawl.frontier.policy import CrawlPolicy, Judgement
+    from focuseval.metrics import normalize_url
+
+    from focuscrawl.strategy.policy import CrawlPolicy, Judgement
 
     if judge == "model" and order == "strategy":
         return CrawlPolicy
@@ -316,8 +320,8 @@ def rebase(url: str, site: Any) -> str:
 
 def from_logs(dirs: list[Path], topics: list[str]) -> dict[tuple[str, str], CrawlMetrics]:
     """Metrics of the real crawls logged by ``focuscrawl eval --out DIR`` (``runs/<topic>/``)."""
-    from focuscrawl.evaluation.metrics import CrawlRecord, evaluate, read_crawl_log
-    from focuscrawl.evaluation.topics import wikispeedia_topic
+    from focuseval.metrics import CrawlRecord, evaluate, read_crawl_log
+    from focuseval.topics import wikispeedia_topic
 
     _setup()
     results: dict[tuple[str, str], CrawlMetrics] = {}
@@ -395,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.logs:
         for c in configs:
             parse_config(c)
-    from focuscrawl.corpora import corpora_dir
+    from focuseval.corpora import corpora_dir
 
     root = corpora_dir()
     if root is None or not (root / "wikispeedia").exists():

@@ -17,9 +17,8 @@ import time
 from pathlib import Path
 
 import aiohttp
-
-from focuscrawl.evaluation.synthetic import SyntheticWeb
-from focuscrawl.evaluation.testweb import TestWebProcess
+from focuseval.synthetic import SyntheticWeb
+from focuseval.testweb import TestWebProcess
 
 CRAWLER_PAGES_PER_SECOND = 120.0
 

@@ -23,14 +23,14 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-from focuscrawl.evaluation.testweb import TestWebProcess
+from focuseval.testweb import TestWebProcess
 
 HEADERS = [("Content-Type", "text/html; charset=utf-8"), ("Server", "bench")]
 
 
 def pages() -> list[tuple[str, bytes]]:
-    from focuscrawl.evaluation.site import loopback_hosts
-    from focuscrawl.evaluation.synthetic import SyntheticWeb
+    from focuseval.site import loopback_hosts
+    from focuseval.synthetic import SyntheticWeb
 
     web = SyntheticWeb(loopback_hosts(6), 8000)
     return [(web.url(p), web.get(p.host, p.path).body) for p in web.pages]  # type: ignore[union-attr]

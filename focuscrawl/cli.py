@@ -1,4 +1,6 @@
-"""The ``focuscrawl`` command: one subcommand per module in :mod:`focuscrawl.commands`.
+"""The ``focuscrawl`` command: one subcommand per module in :mod:`focuscrawl.commands`, and one
+per module that an installed distribution registers in the ``focuscrawl.commands`` entry-point
+group (the evaluation harness, ``focuseval``, adds ``demo``, ``testweb``, ``eval``, …).
 
 A command module defines ``NAME``, ``HELP``, ``EXAMPLE``, ``add_arguments(parser)`` and
 ``run(args) -> int``.
@@ -11,12 +13,16 @@ import importlib
 import logging
 import pkgutil
 import sys
+from importlib.metadata import entry_points
 from types import ModuleType
 
 import focuscrawl.commands as commands_pkg
 from focuscrawl.errors import CommandError  # one class even when run as python -m
 
 __all__ = ["CommandError", "build_parser", "main"]
+
+#: entry-point group through which another distribution adds ``focuscrawl`` subcommands
+COMMAND_GROUP = "focuscrawl.commands"
 
 DESCRIPTION = (
     "focuscrawl's tools around the crawl: an offline demo, evaluations, the local test web, "
@@ -32,7 +38,15 @@ def _command_modules() -> list[ModuleType]:
         mod = importlib.import_module(f"{commands_pkg.__name__}.{info.name}")
         if hasattr(mod, "NAME") and hasattr(mod, "run"):
             mods.append(mod)
-    return mods
+    # commands of other installed distributions (the evaluation harness): named by entry point,
+    # loaded only here, so the crawler itself never imports them
+    own = {m.NAME for m in mods}
+    for ep in sorted(entry_points(group=COMMAND_GROUP), key=lambda e: e.name):
+        mod = ep.load()
+        if mod.NAME not in own and hasattr(mod, "run"):
+            mods.append(mod)
+            own.add(mod.NAME)
+    return sorted(mods, key=lambda m: m.NAME)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -46,7 +46,7 @@ def _add(
     SETTINGS.append(Setting(name, default, doc, minimum, maximum, choices))
 
 
-#: the frontier strategies (``focuscrawl.frontier.scoring`` implements each; it imports this list)
+#: the frontier strategies (``focuscrawl.strategy.scoring`` implements each; it imports this list)
 STRATEGIES = (
     "bfs",
     "bestfirst",

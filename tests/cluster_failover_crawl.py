@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.cluster.localcluster import LocalCluster
+from focuseval.localcluster import LocalCluster
+
 from focuscrawl.cluster.state import publish_topic, read_status
 from focuscrawl.frontier.base import host_of
 from focuscrawl.frontier.shard_keys import shard_of, shard_tags

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from focuscrawl.corpora import corpora_dir
+from focuseval.corpora import corpora_dir
 
 
 def free_port() -> int:
@@ -104,7 +103,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 @pytest.fixture(scope="session")
 def redis_cluster_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real 3-master Redis Cluster on free loopback ports (cluster_state:ok)."""
-    from focuscrawl.cluster.localcluster import LocalCluster
+    from focuseval.localcluster import LocalCluster
 
     cluster = LocalCluster(tmp_path_factory.mktemp("redis-cluster"), masters=3)
     try:
@@ -153,7 +152,7 @@ def corpora() -> Path:
 @pytest.fixture(scope="session")
 def testweb_synthetic() -> Iterator[Any]:
     """The synthetic test web in a subprocess on a free port (ready when it prints its line)."""
-    from focuscrawl.evaluation.testweb import TestWebProcess
+    from focuseval.testweb import TestWebProcess
 
     with TestWebProcess(corpus="synthetic") as web:
         yield web
@@ -163,7 +162,7 @@ def testweb_synthetic() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def testweb_wikispeedia(corpora: Path) -> Iterator[object]:
     """The Wikispeedia test web (8 hosts) in a subprocess on a free port; a TestWebProcess."""
-    from focuscrawl.evaluation.testweb import TestWebProcess
+    from focuseval.testweb import TestWebProcess
 
     with TestWebProcess("wikispeedia", corpora=corpora) as web:
         yield web
@@ -173,7 +172,7 @@ def testweb_wikispeedia(corpora: Path) -> Iterator[object]:
 @pytest.fixture(scope="session")
 def fault_web() -> Iterator[Any]:
     """A small synthetic web (about 600 pages on 6 hosts) for the fault-injection crawls."""
-    from focuscrawl.evaluation.testweb import TestWebProcess
+    from focuseval.testweb import TestWebProcess
 
     with TestWebProcess(corpus="synthetic", pages=300) as web:
         yield web

@@ -1,6 +1,7 @@
 """The house rules, read from the imports (issue 19).
 
-- The algorithm packages (``blocks``, ``relevance``, ``frontier``, ``change``, ``index``) never
+- The algorithm packages (``blocks``, ``relevance``, ``strategy``, ``frontier``, ``change``,
+  ``index``) never
   import a Scrapy adapter, a spider, a command, the web UI or the evaluation harness.
 - Their modules do not reach Scrapy or Twisted, even through other modules: an algorithm is
   usable on a string of HTML. The frontier's thin Scrapy scheduler and its helpers (DESIGN.md:
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "focuscrawl"
-ALGORITHMS = ("blocks", "relevance", "frontier", "change", "index")
+ALGORITHMS = ("blocks", "relevance", "strategy", "frontier", "change", "index")
 # what an algorithm package may never import, directly or lazily
 ADAPTERS = (
     "focuscrawl.spiders",
@@ -30,7 +31,7 @@ ADAPTERS = (
     "focuscrawl.middlewares",
     "focuscrawl.pipelines",
     "focuscrawl.extensions",
-    "focuscrawl.evaluation",
+    "focuseval",
     "focuscrawl.addon",
     "focuscrawl.cli",
     "focuscrawl.web",
@@ -206,7 +207,7 @@ def test_one_tokeniser_for_the_crawler(graph: Graph) -> None:
             defining.append(module_name(path, ROOT))
     assert defining == ["focuscrawl.text"]
     users = {m for m, ds in graph.items() if "focuscrawl.text" in ds}
-    for package in ("relevance", "frontier", "index"):
+    for package in ("relevance", "strategy", "index"):
         assert any(m.startswith(f"focuscrawl.{package}.") for m in users), package
 
 
@@ -234,9 +235,7 @@ def test_the_checks_find_circles_adapter_imports_and_framework_chains(tmp_path: 
             "change/c.py": "from focuscrawl.change.d import x\n",
             "change/d.py": "import scrapy\nx = 1\n",
             "index/__init__.py": "",
-            "index/e.py": "def g():\n    from focuscrawl.evaluation import harness\n",
-            "evaluation/__init__.py": "",
-            "evaluation/harness.py": "",
+            "index/e.py": "def g():\n    from focuseval import harness\n",
         },
     )
     g = import_graph(root)
@@ -246,5 +245,5 @@ def test_the_checks_find_circles_adapter_imports_and_framework_chains(tmp_path: 
         "focuscrawl.change.d",
         "scrapy",
     ]
-    assert "focuscrawl.evaluation.harness" in g["focuscrawl.index.e"]
+    assert "focuseval" in g["focuscrawl.index.e"]
     assert reaches(g, "focuscrawl.blocks.a", FRAMEWORKS) == []

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from focuseval import extraction as ev
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.blocks import Page, css, kind, rules, segment, sheet, survey
-from focuscrawl.blocks import evaluate as ev
 
 partition_module = importlib.import_module(
     "focuscrawl.blocks.partition"

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 
 import pytest
+from focuseval import extraction as ev
 
-from focuscrawl.blocks import evaluate as ev
 from focuscrawl.blocks import partition
 
 BASELINE = Path(__file__).with_name("eval_baseline.json")

@@ -1,6 +1,6 @@
 """Hostile pages: the partition's work is linear in the page or capped, and every cap is recorded.
 
-The pages come from ``focuscrawl.evaluation.hostile_pages``, at sizes where the code before
+The pages come from ``focuseval.hostile_pages``, at sizes where the code before
 issue 14 needed minutes or gigabytes (said per page below); each partitions here in well under
 a second. Nothing is timed: the tests check what comes out, and ``Page.cuts``. A page fixed by
 a linear algorithm is read whole (no cut); a page past a budget says which.
@@ -14,12 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from focuseval import hostile_pages as hp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.blocks import Page, css, kind, markup, partition, rules, segment, survey
 from focuscrawl.blocks.sheet import Braces, strip_at_rules, strip_comments
-from focuscrawl.evaluation import hostile_pages as hp
 
 partition_module = importlib.import_module("focuscrawl.blocks.partition")
 URL = "http://example.org/hostile"

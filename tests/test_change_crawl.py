@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from focuscrawl.evaluation.evolving import EvolvingWeb
-from focuscrawl.evaluation.server import bind_sockets, serve
-from focuscrawl.evaluation.site import loopback_hosts
-from focuscrawl.evaluation.synthetic import SyntheticWeb
+from focuseval.evolving import EvolvingWeb
+from focuseval.server import bind_sockets, serve
+from focuseval.site import loopback_hosts
+from focuseval.synthetic import SyntheticWeb
 
 WATCH = Path(__file__).with_name("watch_crawl.py")  # the crawl, as its own process
 

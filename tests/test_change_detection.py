@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from focuscrawl.change import compare
-from focuscrawl.evaluation.change_versions import (
+from focuseval.change_versions import (
     inject_noise,
     score_injected_noise,
     score_website_versions,
     website_versions,
 )
+
+from focuscrawl.change import compare
 
 URL = "http://127.0.0.2/news/"
 INTRO = (  # an article of ordinary length: the partition tells it from the page around it

@@ -6,6 +6,12 @@ import math
 import random
 
 import pytest
+from focuseval.recrawl import (
+    FRESHNESS_CLASSES,
+    PageClass,
+    optimal_freshness,
+    simulate_freshness,
+)
 
 from focuscrawl.change.estimate import (
     needs_probe,
@@ -16,12 +22,6 @@ from focuscrawl.change.estimate import (
 )
 from focuscrawl.change.policy import cluster_key, due, freshness_gain, plan_clusters
 from focuscrawl.change.store import PageRecord
-from focuscrawl.evaluation.recrawl import (
-    FRESHNESS_CLASSES,
-    PageClass,
-    optimal_freshness,
-    simulate_freshness,
-)
 
 
 def poisson_visits(rate: float, times: list[float], rng: random.Random) -> list[bool]:

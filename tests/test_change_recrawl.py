@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from focuscrawl.change import compare
-from focuscrawl.evaluation.evolving import SIX_CYCLES, synthetic_evolving
-from focuscrawl.evaluation.recrawl import (
+from focuseval.evolving import SIX_CYCLES, synthetic_evolving
+from focuseval.recrawl import (
     SIX_TECHNIQUES,
     apfc_versions,
     exchange,
     run_six_cycles,
     score_versions,
 )
+
+from focuscrawl.change import compare
 
 
 @pytest.fixture(scope="module")

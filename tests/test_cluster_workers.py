@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 import redis
+from focuseval.site import loopback_hosts
 
 from focuscrawl.cluster.state import publish_topic, read_status
-from focuscrawl.evaluation.site import loopback_hosts
 from focuscrawl.netguard import allow_private_args
 from focuscrawl.topic import load_topic
 from tests.cluster_site import ClusterSite

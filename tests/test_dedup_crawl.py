@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from focuscrawl.evaluation.dedup_metrics import dedup_metrics
-from focuscrawl.evaluation.mirrored import MirroredWeb
-from focuscrawl.evaluation.testweb import TestWebProcess
+from focuseval.dedup_metrics import dedup_metrics
+from focuseval.mirrored import MirroredWeb
+from focuseval.testweb import TestWebProcess
 
 pytestmark = pytest.mark.slow
 

@@ -11,9 +11,9 @@ from scrapy.utils.test import get_crawler
 from focuscrawl.blocks import partition
 from focuscrawl.dedup.hook import DuplicateHook
 from focuscrawl.dedup.pages import DuplicatePages
-from focuscrawl.frontier.linkmemory import LinkMemory
 from focuscrawl.items import PageItem
 from focuscrawl.pipelines.dedup import DuplicatePipeline
+from focuscrawl.strategy.linkmemory import LinkMemory
 
 TEXT = " ".join(f"Herons nest in the reed bed number {n} every spring." for n in range(40))
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.evaluation.harness import build_topic, crawl_command, evaluate_topic
-from focuscrawl.evaluation.metrics import Labels, evaluate_log
-from focuscrawl.evaluation.report import topic_report, write_topic_report
-from focuscrawl.evaluation.topics import EvalTopic, write_topic_toml
+from focuseval.harness import build_topic, crawl_command, evaluate_topic
+from focuseval.metrics import Labels, evaluate_log
+from focuseval.report import topic_report, write_topic_report
+from focuseval.topics import EvalTopic, write_topic_toml
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

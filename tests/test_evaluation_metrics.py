@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from focuscrawl.evaluation.metrics import Labels, evaluate_log, normalize_url, read_crawl_log
+from focuseval.metrics import Labels, evaluate_log, normalize_url, read_crawl_log
 
 A, B, C, D, E = (f"http://127.0.0.2:8000/wiki/{x}" for x in "ABCDE")
 

@@ -9,8 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-
-from focuscrawl.evaluation.testweb import TestWebProcess
+from focuseval.testweb import TestWebProcess
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

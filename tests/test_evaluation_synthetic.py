@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
-from focuscrawl.evaluation.site import Site
-from focuscrawl.evaluation.synthetic import SyntheticWeb
-from focuscrawl.evaluation.synthetic_vocab import TOPICS
+from focuseval.site import Site
+from focuseval.synthetic import SyntheticWeb
+from focuseval.synthetic_vocab import TOPICS
 
 HOSTS = [f"127.0.0.{i}" for i in range(2, 6)]
 

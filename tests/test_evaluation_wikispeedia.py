@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from focuscrawl.evaluation.topics import (
+from focuseval.topics import (
     HUB_SHARE,
     category_keywords,
     wikispeedia_seeds,
     wikispeedia_topic,
 )
-from focuscrawl.evaluation.wikispeedia import WikispeediaCorpus, WikispeediaSite
+from focuseval.wikispeedia import WikispeediaCorpus, WikispeediaSite
 
 BIRDS = "subject.Science.Biology.Birds"
 HOSTS = [f"127.0.0.{i}" for i in range(2, 10)]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 import redis
+from focuseval.site import loopback_hosts
 
 from focuscrawl.cluster.state import read_status
-from focuscrawl.evaluation.site import loopback_hosts
 from focuscrawl.frontier.quarantine import QUARANTINE_FILE, read_records, read_redis_quarantine
 from focuscrawl.netguard import allow_private_args
 from tests.cluster_site import ClusterSite

@@ -30,7 +30,7 @@ def test_trap_reasons(url: str, reason: str | None) -> None:
 
 
 def test_link_memory_passes_new_and_improved_links_only() -> None:
-    from focuscrawl.frontier.linkmemory import LinkMemory
+    from focuscrawl.strategy.linkmemory import LinkMemory
 
     memory = LinkMemory(max_urls=3)
     assert memory.improves("http://a.test/1", 0.5)

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from focuscrawl.evaluation.testweb import TestWebProcess
+from focuseval.testweb import TestWebProcess
 
 pytestmark = pytest.mark.slow
 
@@ -90,8 +89,8 @@ def test_memory_stays_under_the_limit(crawl: dict[str, Any]) -> None:
 def test_hostile_pages_are_cut_and_counted(
     crawl: dict[str, Any], hostile_web: TestWebProcess
 ) -> None:
-    from focuscrawl.evaluation.hostile import hostile_body
-    from focuscrawl.evaluation.hostile_pages import HOSTILE_PAGES
+    from focuseval.hostile import hostile_body
+    from focuseval.hostile_pages import HOSTILE_PAGES
 
     stats = crawl["stats"]
     base = hostile_web.base_urls[0]

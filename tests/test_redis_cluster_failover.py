@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from focuseval.localcluster import LocalCluster
 
-from focuscrawl.cluster.localcluster import LocalCluster
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier
 from tests.frontier_contract import push
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from focuscrawl.evaluation import classifier_experiments as ex
-from focuscrawl.evaluation import classifiers as ev
+from focuseval import classifier_experiments as ex
+from focuseval import classifiers as ev
 
 CATEGORY = "subject.Science.Physics.Space_Astronomy"
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from focuseval.jsweb import AFTER_PAGES, RENDERED_MARK
+from focuseval.testweb import TestWebProcess
 
-from focuscrawl.evaluation.jsweb import AFTER_PAGES, RENDERED_MARK
-from focuscrawl.evaluation.testweb import TestWebProcess
 from focuscrawl.netguard import allow_private_args
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from focuseval.jsweb import shell_page
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, Request, TextResponse
 from scrapy.settings import Settings
@@ -13,7 +14,6 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.addon import FocusCrawlAddon
-from focuscrawl.evaluation.jsweb import shell_page
 from focuscrawl.frontier.trust import META_RULES
 from focuscrawl.middlewares.render import HANDLER, RENDER_META, RenderMiddleware
 

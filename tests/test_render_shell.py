@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from focuseval.jsweb import shell_page
 
-from focuscrawl.evaluation.jsweb import shell_page
 from focuscrawl.render.shell import MAX_SCAN, looks_like_shell, scan
 
 CREATE_REACT_APP = b"""<!doctype html><html lang="en"><head><meta charset="utf-8"/>
@@ -118,7 +118,7 @@ def test_hostile_markup_ends(html: bytes) -> None:
 def test_no_false_shells_on_the_real_corpora(corpora: Path) -> None:
     """A page flagged as a shell must be one whose gold main text is empty: the page shows no
     content without scripts. On the article corpora none is flagged at all."""
-    from focuscrawl.blocks.evaluate import article_benchmark, readability_pages, wcxb_dev
+    from focuseval.extraction import article_benchmark, readability_pages, wcxb_dev
 
     for name, cases in (
         ("article-extraction-benchmark", article_benchmark(corpora)),

@@ -9,9 +9,9 @@ from scrapy.utils.test import get_crawler
 
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.defaults import DEFAULTS
-from focuscrawl.frontier.policy import CrawlPolicy
-from focuscrawl.frontier.scoring import SharkParams, vote_bonus
 from focuscrawl.spiders.topical import TopicalSpider
+from focuscrawl.strategy.policy import CrawlPolicy
+from focuscrawl.strategy.scoring import SharkParams, vote_bonus
 from tests.test_frontier_policy import KeywordModel
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import functools
 
 import pytest
+from focuseval import simulate as sim
+from focuseval.metrics import Labels
+from focuseval.site import Resource
+from focuseval.topics import EvalTopic
 
-from focuscrawl.evaluation import simulate as sim
-from focuscrawl.evaluation.metrics import Labels
-from focuscrawl.evaluation.site import Resource
-from focuscrawl.evaluation.topics import EvalTopic
-from focuscrawl.frontier.policy import CrawlPolicy
 from focuscrawl.relevance.cosine import CosineModel
+from focuscrawl.strategy.policy import CrawlPolicy
 
 HOST = "web.test"
 N = 8

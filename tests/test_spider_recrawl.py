@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from focuseval.evolving import synthetic_evolving
+from focuseval.testweb import TestWebProcess
 
-from focuscrawl.evaluation.evolving import synthetic_evolving
-from focuscrawl.evaluation.testweb import TestWebProcess
 from focuscrawl.netguard import allow_private_args
 
 

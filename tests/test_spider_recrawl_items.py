@@ -1,6 +1,6 @@
 """A recrawl follows the new items of a changed hub page, and nothing else of a revisited page:
 ``new_links`` on two versions, then ``scrapy crawl topical -a mode=recrawl`` against the evolving
-test web whose hub pages gain items (focuscrawl.evaluation.hub_items)."""
+test web whose hub pages gain items (focuseval.hub_items)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from focuseval.hub_items import ServedWeb
 
 from focuscrawl.blocks import partition
 from focuscrawl.change.fingerprint import fingerprint
 from focuscrawl.change.recrawl import new_links
-from focuscrawl.evaluation.hub_items import ServedWeb
 from focuscrawl.netguard import allow_private_args
 
 HUB = """<html><head><title>Guide to owls</title></head><body><nav><a href="/">Home</a>

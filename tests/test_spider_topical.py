@@ -93,7 +93,7 @@ def test_items_carry_the_page_fields(crawl: dict[str, Any]) -> None:
 def test_focused_crawl_harvests_well_above_the_base_rate(
     crawl: dict[str, Any], testweb_synthetic: Any
 ) -> None:
-    from focuscrawl.evaluation.synthetic import SyntheticWeb
+    from focuseval.synthetic import SyntheticWeb
 
     web = SyntheticWeb(hosts=testweb_synthetic.hosts, port=testweb_synthetic.port)
     pages = [web.url(p) for p in web.pages]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.defaults import SETTINGS, STRATEGIES, Setting
-from focuscrawl.frontier.scoring import LinkScorer, SharkParams
+from focuscrawl.strategy.scoring import LinkScorer, SharkParams
 from focuscrawl.validation import argument_errors, describe, setting_errors, value_error
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from focuseval.evolving import EvolvingWeb
+from focuseval.server import bind_sockets, serve
+from focuseval.site import Resource, loopback_hosts
+from focuseval.synthetic import SyntheticWeb
 
-from focuscrawl.evaluation.evolving import EvolvingWeb
-from focuscrawl.evaluation.server import bind_sockets, serve
-from focuscrawl.evaluation.site import Resource, loopback_hosts
-from focuscrawl.evaluation.synthetic import SyntheticWeb
 from tests.browser import chromium, serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -20,13 +20,13 @@ from focuscrawl.blocks import Page, partition
 from focuscrawl.change.recrawl import NewLinks
 from focuscrawl.crawlstop import Unfinished, stop_crawl
 from focuscrawl.dedup.hook import DuplicateHook
-from focuscrawl.frontier.policy import CrawlPolicy
-from focuscrawl.frontier.scoring import SEED_SCORE, SharkParams
 from focuscrawl.frontier.urls import TrapLimits
 from focuscrawl.items import PageItem
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.loading import load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
+from focuscrawl.strategy.policy import CrawlPolicy
+from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
 from focuscrawl.topic import Topic, load_topic
 
 logger = logging.getLogger(__name__)

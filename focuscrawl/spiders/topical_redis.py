@@ -38,9 +38,9 @@ from focuscrawl.cluster.state import frontier_counts, publish_topic, read_topic,
 from focuscrawl.credentials import RedisAuthError, redact_text
 from focuscrawl.frontier.connection import connect, redis_cluster
 from focuscrawl.frontier.factory import redis_url
-from focuscrawl.frontier.policy import Judgement
 from focuscrawl.frontier.trust import BadEntry, check_url
 from focuscrawl.spiders.topical import TopicalSpider
+from focuscrawl.strategy.policy import Judgement
 from focuscrawl.terminal import terminal_line
 from focuscrawl.topic import Topic, TopicError, load_topic
 

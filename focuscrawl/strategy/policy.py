@@ -1,0 +1,323 @@
+"""The focused crawl's decisions, without Scrapy: judge a fetched page, choose and score its
+links. The topical spider is an adapter over this class, and the offline simulator
+(``focuseval.simulate``) runs the very same decisions over a corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from focuscrawl.blocks.model import Page
+from focuscrawl.frontier.urls import TrapLimits, clean_url
+from focuscrawl.relevance.base import PageScorer
+from focuscrawl.strategy.hits import HitsGraph
+from focuscrawl.strategy.linklearner import LinkLearner, link_features
+from focuscrawl.strategy.linkmemory import LinkMemory
+from focuscrawl.strategy.scoring import LinkScorer, ParentState, SharkParams, vote_bonus
+from focuscrawl.strategy.wordmodel import BodyWordModel, link_words
+from focuscrawl.text import fast_tokens
+
+LEARN_CONTEXT_CHARS = 160  # of the link context carried in the request for the link learner
+CALIBRATE_BINS = 80  # histogram of relevance / seed mean over 0..2
+CALIBRATE_MIN = 50  # crawled pages before the first calibration
+CALIBRATE_EVERY = 25
+CALIBRATE_RANGE = (0.2, 0.6)  # the calibrated fraction of the seeds' mean stays in here
+
+
+def otsu(hist: list[int]) -> int:
+    """The bin index ``t`` that best splits ``hist`` into bins ``< t`` and ``>= t`` (Otsu:
+    maximal between-class variance; across an empty gap, its middle)."""
+    total = sum(hist)
+    weighted = sum(i * h for i, h in enumerate(hist))
+    best, first, last = -1.0, 0, 0
+    n0 = 0
+    s0 = 0.0
+    for t in range(1, len(hist)):
+        n0 += hist[t - 1]
+        s0 += (t - 1) * hist[t - 1]
+        n1 = total - n0
+        if n0 == 0 or n1 == 0:
+            continue
+        m0, m1 = s0 / n0, (weighted - s0) / n1
+        between = n0 * n1 * (m0 - m1) ** 2
+        if between > best * (1 + 1e-9):
+            best, first, last = between, t, t
+        elif between >= best * (1 - 1e-9):
+            last = t
+    return (first + last + 1) // 2
+
+
+@dataclass(slots=True)
+class Judgement:
+    relevance: float
+    relevant: bool
+
+
+class CrawlPolicy:
+    def __init__(
+        self,
+        model: PageScorer,
+        strategy: str,
+        params: SharkParams | None = None,
+        limits: TrapLimits | None = None,
+        auto_threshold: float = 0.0,
+        calibrate: str = "",
+    ) -> None:
+        """``auto_threshold`` > 0: the relevance threshold becomes that fraction of the mean
+        relevance of the seed pages, once they are judged (cosine scores of on-topic pages vary
+        from topic to topic far more than their ratio to the seeds' scores does).
+        ``calibrate`` (with ``auto_threshold``): ``"otsu"`` moves that fraction, every
+        :data:`CALIBRATE_EVERY` pages, to the Otsu split of the crawled pages' relevance on the
+        seed scale (clamped to :data:`CALIBRATE_RANGE`); ``""``: the fixed fraction."""
+        self.model = model
+        self.auto_threshold = auto_threshold
+        if calibrate not in ("", "otsu"):
+            raise ValueError(f"unknown calibration {calibrate!r}; '' or 'otsu'")
+        self.calibrate = calibrate
+        self._seed_mean = 0.0
+        self._hist = [0] * CALIBRATE_BINS  # crawled pages' relevance / seed mean, 0..2
+        self._seed_scores: list[float] = []
+        self.scorer = LinkScorer(
+            strategy, model.score_text, model.threshold, params or SharkParams()
+        )
+        p = self.scorer.p
+        # the online link classifier (ACHE-style): learns from each fetched page which link
+        # features led to relevant pages; its probability is added to the link score
+        self.learner: LinkLearner | None = (
+            LinkLearner(every=p.learn_every)
+            if p.learn > 0 and strategy.startswith("shark")
+            else None
+        )
+        # the body-word model: which words mark the relevant pages' text, applied to anchors
+        # (on Wikispeedia an anchor is a name that recurs in page text, rarely as an anchor)
+        self.words: BodyWordModel | None = (
+            BodyWordModel(
+                m=p.words_m,
+                clip=p.words_clip,
+                every=p.learn_every,
+                max_words=p.words_top,
+            )
+            if p.words > 0 and strategy.startswith("shark")
+            else None
+        )
+        self._word_cache: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.limits = limits or TrapLimits()
+        self.memory = LinkMemory()
+        # in-link votes: the summed (scaled) relevance of the relevant pages that link to a URL
+        self._votes: dict[int, float] = {}
+        self.skipped: dict[str, int] = {}  # URL rejections by reason
+        self._clean_cache: dict[str, tuple[str, str | None]] = {}
+        self._feat_cache: dict[tuple[str, ...], list[str]] = {}
+        self._anchor_words: dict[str, str] = {}
+        # HITS: hubs and authorities of the fetched graph; the queued URLs' depth and parent,
+        # to re-send them when a recomputation raises their score
+        self.hits: HitsGraph | None = (
+            HitsGraph(every=p.hits_every, max_pages=p.hits_max_pages)
+            if strategy == "hits"
+            else None
+        )
+        self._hits_queued: dict[str, tuple[int, str]] = {}
+
+    @property
+    def strategy(self) -> str:
+        return self.scorer.strategy
+
+    def judge(self, page: Page, state: dict[str, Any]) -> Judgement:
+        """Relevance of a fetched page; seed and example pages first teach the topic model."""
+        if state.get("seed") or state.get("ex"):
+            add_text = getattr(self.model, "add_text", None)
+            if add_text is not None:
+                add_text(f"{page.title}\n{page.main_text}")
+        relevance = self.model.score_page(page)
+        self.model.observe(page, relevance)
+        if state.get("seed"):
+            self._seed_scores.append(relevance)
+            mean = sum(self._seed_scores) / len(self._seed_scores)
+            self._seed_mean = mean
+            self.scorer.reference = mean if mean > 0 else None
+            if self.auto_threshold > 0:
+                self.set_threshold(self.auto_threshold * mean)
+                self._learn_words(page, True)
+                return Judgement(relevance, True)
+        if self.calibrate and self._seed_mean > 0 and self.auto_threshold > 0:
+            self._observe(relevance / self._seed_mean)
+        relevant = relevance >= self.model.threshold
+        if self.learner is not None and "par" in state:
+            kinds = self.scorer.p.learn_features
+            feats = link_features(state.get("a", ""), page.url, state.get("c", ""), kinds)
+            self.learner.learn(feats, relevant)
+        self._learn_words(page, relevant)
+        return Judgement(relevance, relevant)
+
+    def _learn_words(self, page: Page, relevant: bool) -> None:
+        if self.words is not None:
+            top = self.words.max_words
+            # the cosine model's terms of the page it has just scored: no second tokenisation
+            top_terms = getattr(self.model, "top_terms", None) if top > 0 else None
+            words = top_terms(page, top) if top_terms is not None else None
+            if words is not None:
+                self.words.learn(words, relevant, chosen=True)
+            else:
+                self.words.learn(fast_tokens(f"{page.title}\n{page.main_text}"), relevant)
+
+    def _observe(self, scaled: float) -> None:
+        hist = self._hist
+        hist[min(CALIBRATE_BINS - 1, max(0, int(scaled * CALIBRATE_BINS / 2)))] += 1
+        n = sum(hist)
+        if n >= CALIBRATE_MIN and n % CALIBRATE_EVERY == 0:
+            lo, hi = CALIBRATE_RANGE
+            fraction = min(hi, max(lo, otsu(hist) * 2 / CALIBRATE_BINS))
+            self.set_threshold(fraction * self._seed_mean)
+
+    def set_threshold(self, threshold: float) -> None:
+        self.model.threshold = threshold
+        self.scorer.threshold = threshold
+
+    def links(
+        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
+    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        """``(url, score, child_state)`` for each link worth sending to the frontier: new links
+        and links found again with a better score (priority upgrades)."""
+        if self.hits is not None:
+            yield from self._hits_links(page, url, state, judgement)
+            return
+        parent = ParentState(
+            url=url,
+            depth=int(state.get("d", 0)),
+            relevance=judgement.relevance,
+            relevant=judgement.relevant,
+            inherited=float(state.get("inh", 0.0)),
+            budget=int(state.get("tb", 0)),
+        )
+        memory, limits, skipped = self.memory, self.limits, self.skipped
+        clean_cache = self._clean_cache
+        p = self.scorer.p
+        vote_weight = p.votes if self.scorer.strategy.startswith("shark") else 0.0
+        vote = self.scorer.page_score(judgement.relevance) if judgement.relevant else 0.0
+        votes, voted = self._votes, set()
+        if vote_weight and len(votes) > self.memory.max_urls:
+            votes.clear()
+        learner = self.learner
+        learn_weight = p.learn if learner is not None and learner.ready else 0.0
+        feat_cache = self._feat_cache
+        anchor_words = self._anchor_words
+        use_context = "c" in p.learn_features
+        words_model = self.words
+        words_weight = p.words if words_model is not None and words_model.ready else 0.0
+        word_cache = self._word_cache
+        for link, score, child in self.scorer.score(page, parent):
+            if link.nofollow:
+                continue
+            cleaned = clean_cache.get(link.url)
+            if cleaned is None:
+                # navigation and template links repeat on every page: clean each URL once
+                if len(clean_cache) > 100_000:
+                    clean_cache.clear()
+                cleaned = clean_cache[link.url] = clean_url(link.url, limits)
+            target, reason = cleaned
+            if reason is not None:
+                skipped[reason] = skipped.get(reason, 0) + 1
+                continue
+            if vote_weight and vote and not (self.scorer.blocks and link.noise):
+                key = hash(target)
+                total = votes.get(key, 0.0)
+                if key not in voted:  # one vote per linking page
+                    voted.add(key)
+                    total = votes[key] = total + vote
+                bonus = vote_bonus(total, p)
+                score += bonus * child.get("nb", 1.0) if p.vote_gated else bonus
+            if learn_weight:
+                # (the context is part of the key only when it is a feature: otherwise the
+                # same anchor and URL under another context would miss the cache)
+                fkey = (link.anchor, target, link.context) if use_context else (link.anchor, target)
+                feats = feat_cache.get(fkey)
+                if feats is None:
+                    # template and navigation links repeat on every page: featurise them once
+                    if len(feat_cache) > 100_000:
+                        feat_cache.clear()
+                    feats = feat_cache[fkey] = link_features(
+                        link.anchor, target, link.context if use_context else "", p.learn_features
+                    )
+                score += learn_weight * learner.lift(feats)  # type: ignore[union-attr]
+            if words_weight:
+                wkey = (link.anchor, target)
+                ws = word_cache.get(wkey)
+                if ws is None:
+                    if len(word_cache) > 100_000:
+                        word_cache.clear()
+                    ws = word_cache[wkey] = link_words(link.anchor, target)
+                score += words_weight * words_model.lift_of(ws)  # type: ignore[union-attr]
+            if not memory.improves(target, score):
+                continue  # queued or fetched already with a score at least as good
+            child.pop("nb", None)
+            if learner is not None:
+                # the learner's example when the child is fetched: only the anchor words it
+                # uses (lower-cased, no stop words; the same features as the raw anchor), so
+                # that each queued request carries as few bytes as it can
+                words = anchor_words.get(link.anchor)
+                if words is None:
+                    if len(anchor_words) > 100_000:
+                        anchor_words.clear()
+                    words = anchor_words[link.anchor] = " ".join(fast_tokens(link.anchor[:80]))
+                if words:
+                    child["a"] = words
+                if "c" in p.learn_features and link.context:
+                    child["c"] = link.context[:LEARN_CONTEXT_CHARS]
+            child["par"] = url
+            child["score"] = score
+            yield target, score, child
+
+    def _hits_links(
+        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
+    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        """HITS: the page joins the fetched graph; its links are scored by their authority, and
+        after each recomputation the queued URLs of highest authority are sent again.
+
+        A link's score is ``runs + a / (1 + a)``: the number of recomputations so far plus its
+        authority squashed into [0, 1). Every recomputation lifts the re-scored URLs above all
+        earlier scores, so the frontier, which only ever raises a queued URL's score (a priority
+        upgrade), orders them exactly by the new authorities; URLs not re-scored (authority 0,
+        or past ``hits_rescore``) sink below them."""
+        hits = self.hits
+        assert hits is not None
+        p = self.scorer.p
+        depth = int(state.get("d", 0)) + 1
+        queued, memory, limits, skipped = self._hits_queued, self.memory, self.limits, self.skipped
+        queued.pop(url, None)
+        targets: list[str] = []
+        edges: list[str] = []
+        for link in page.links:
+            if link.nofollow:
+                continue
+            target, reason = clean_url(link.url, limits)
+            if reason is not None:
+                skipped[reason] = skipped.get(reason, 0) + 1
+                continue
+            targets.append(target)
+            if not link.noise:  # navigation and template links confer no authority
+                edges.append(target)
+        if p.hits_weighted:
+            weight = self.scorer.page_score(judgement.relevance) if judgement.relevant else 0.0
+        else:
+            weight = 1.0
+        hits.add_page(url, edges, weight)
+        if len(queued) > memory.max_urls:
+            queued.clear()
+        for target in dict.fromkeys(targets):
+            a = hits.authority(target)
+            score = hits.runs + a / (1.0 + a)
+            if memory.improves(target, score):
+                queued.setdefault(target, (depth, url))
+                yield target, score, {"d": depth, "par": url, "score": score}
+        if not hits.due:
+            return
+        hits.recompute()
+        for target, a in hits.top_unfetched(p.hits_rescore):
+            known = queued.get(target)
+            if known is None:
+                continue  # fetched meanwhile, or forgotten
+            score = hits.runs + a / (1.0 + a)
+            if memory.improves(target, score):
+                yield target, score, {"d": known[0], "par": known[1], "score": score}

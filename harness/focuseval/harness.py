@@ -1,0 +1,196 @@
+"""The evaluation harness: start the test web, crawl a topic with each strategy, measure, report.
+
+Each strategy runs as its own ``scrapy crawl topical`` subprocess (the same command a user
+runs), writing a crawl log that :mod:`focuseval.metrics` scores against the
+corpus labels::
+
+    SCRAPY_SETTINGS_MODULE=focuscrawl.settings python -m scrapy crawl topical \\
+        -a topic=<topic.toml> -a strategy=<name> -s FOCUSCRAWL_CRAWL_LOG=<log.jsonl> \\
+        -s CLOSESPIDER_PAGECOUNT=<pages> -s LOG_LEVEL=INFO \\
+        -s FOCUSCRAWL_ALLOW_PRIVATE=<the test web's loopback hosts>
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from focuseval.metrics import CrawlMetrics, evaluate_log
+from focuseval.report import markdown_table, topic_report, write_topic_report
+from focuseval.testweb import TestWebProcess
+from focuseval.topics import (
+    EvalTopic,
+    synthetic_topic,
+    wikispeedia_topic,
+    write_topic_toml,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STRATEGIES = ("bfs", "bestfirst")
+
+
+@dataclass(slots=True)
+class CrawlRun:
+    strategy: str
+    returncode: int
+    seconds: float
+    log: Path
+    output: Path
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "returncode": self.returncode,
+            "seconds": round(self.seconds, 2),
+            "pages_per_second": None,
+            "crawl_log": str(self.log),
+            "scrapy_log": str(self.output),
+        }
+
+
+def crawl_command(
+    topic_file: Path,
+    strategy: str | None,
+    pages: int,
+    log: Path,
+    data_dir: Path,
+    timeout: float,
+    allow_private: str = "",
+) -> list[str]:
+    """The ``scrapy crawl topical`` command line; ``allow_private``: the test web's hosts, which
+    the crawl may reach although they are loopback addresses (``FOCUSCRAWL_ALLOW_PRIVATE``)."""
+    cmd = [sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic_file}"]
+    if strategy:
+        cmd += ["-a", f"strategy={strategy}"]
+    cmd += [
+        "-s", f"FOCUSCRAWL_CRAWL_LOG={log}",
+        "-s", f"CLOSESPIDER_PAGECOUNT={pages}",
+        "-s", f"CLOSESPIDER_TIMEOUT={int(timeout)}",
+        "-s", f"FOCUSCRAWL_DATA_DIR={data_dir}",
+        "-s", "LOG_LEVEL=INFO",
+        "-s", "TELNETCONSOLE_ENABLED=False",
+    ]  # fmt: skip
+    if allow_private:
+        cmd += ["-s", f"FOCUSCRAWL_ALLOW_PRIVATE={allow_private}"]
+    return cmd
+
+
+def run_crawl(
+    topic_file: Path,
+    strategy: str | None,
+    pages: int,
+    workdir: Path,
+    timeout: float = 900,
+    allow_private: str = "",
+) -> CrawlRun:
+    """One crawl subprocess; its Scrapy log goes to ``<workdir>/<strategy>.log``."""
+    name = strategy or "default"
+    workdir.mkdir(parents=True, exist_ok=True)
+    log = workdir / f"{name}.jsonl"
+    output = workdir / f"{name}.log"
+    log.unlink(missing_ok=True)
+    data_dir = workdir / f"{name}-data"
+    cmd = crawl_command(topic_file, strategy, pages, log, data_dir, timeout, allow_private)
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+    logger.info("crawl %s: %s", name, " ".join(cmd))
+    start = time.perf_counter()
+    with output.open("w", encoding="utf-8") as out:
+        proc = subprocess.run(
+            cmd, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout + 120
+        )
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        logger.warning("crawl %s exited with %d (see %s)", name, proc.returncode, output)
+    if not log.exists():
+        log.write_text("", encoding="utf-8")  # no pages: an empty crawl, scored as such
+    return CrawlRun(name, proc.returncode, seconds, log, output)
+
+
+def build_topic(corpus: str, topic: str, web: TestWebProcess, corpora: Path | None) -> EvalTopic:
+    """The topic's seeds and labels, from the same deterministic site the server serves."""
+    if corpus == "synthetic":
+        from focuseval.synthetic import SyntheticWeb
+
+        return synthetic_topic(SyntheticWeb(web.hosts, web.port, seed=web.seed), topic)
+    from focuseval.wikispeedia import WikispeediaSite
+
+    site = WikispeediaSite(_wikispeedia(corpora), web.hosts, web.port)
+    return wikispeedia_topic(site.corpus, site.url_for, topic)
+
+
+_CORPUS_CACHE: dict[str, Any] = {}
+
+
+def _wikispeedia(corpora: Path | None):  # type: ignore[no-untyped-def]
+    from focuseval.wikispeedia import WikispeediaCorpus
+
+    key = str(corpora)
+    if key not in _CORPUS_CACHE:
+        _CORPUS_CACHE[key] = WikispeediaCorpus.open(corpora)
+    return _CORPUS_CACHE[key]
+
+
+def evaluate_topic(
+    corpus: str,
+    topic: EvalTopic,
+    strategies: list[str | None],
+    pages: int,
+    out: Path,
+    timeout: float = 900,
+    allow_private: str = "",
+) -> dict[str, Any]:
+    """Crawl ``topic`` with every strategy (the web must be running, on the hosts
+    ``allow_private`` lists) and write its report."""
+    workdir = out / "runs" / topic.slug
+    topic_file = write_topic_toml(topic, workdir / "topic.toml")
+    results: dict[str, CrawlMetrics] = {}
+    runs: dict[str, dict[str, Any]] = {}
+    for strategy in strategies:
+        run = run_crawl(
+            topic_file.resolve(), strategy, pages, workdir.resolve(), timeout, allow_private
+        )
+        metrics = evaluate_log(run.log, topic.labels)
+        results[run.strategy] = metrics
+        runs[run.strategy] = run.as_dict()
+        runs[run.strategy]["pages_per_second"] = round(metrics.fetched / run.seconds, 1)
+        logger.info(
+            "%s %s: %d pages, harvest %.3f, target recall %.3f",
+            topic.name, run.strategy, metrics.fetched,
+            metrics.harvest[-1] if metrics.harvest else 0.0,
+            metrics.recall[-1] if metrics.recall else 0.0,
+        )  # fmt: skip
+    report = topic_report(corpus, topic, results, runs)
+    paths = write_topic_report(out, report, results, topic.slug)
+    report["files"] = {k: str(v) for k, v in paths.items()}
+    return report
+
+
+def run_evaluation(
+    corpus: str,
+    topics: list[str],
+    strategies: list[str | None],
+    pages: int,
+    out: Path,
+    corpora: Path | None = None,
+    hosts: int | None = None,
+    timeout: float = 900,
+) -> list[dict[str, Any]]:
+    """Start the test web, evaluate every topic, write ``<out>/report.md`` over all topics."""
+    out.mkdir(parents=True, exist_ok=True)
+    reports = []
+    with TestWebProcess(corpus, hosts=hosts, corpora=corpora) as web:
+        for name in topics:
+            topic = build_topic(corpus, name, web, corpora)
+            reports.append(
+                evaluate_topic(
+                    corpus, topic, strategies, pages, out, timeout, allow_private=web.allow_private
+                )
+            )
+    (out / "report.md").write_text("\n".join(markdown_table(r) for r in reports), encoding="utf-8")
+    return reports

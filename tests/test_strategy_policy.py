@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import pytest
+
+from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.strategy.policy import CrawlPolicy
+from focuscrawl.strategy.scoring import SharkParams
+
+
+class KeywordModel:
+    """Relevance = share of the words that are "bird"."""
+
+    def __init__(self, threshold: float = 0.3) -> None:
+        self.threshold = threshold
+
+    def score_text(self, text: str) -> float:
+        words = text.lower().split()
+        return sum(w == "bird" for w in words) / len(words) if words else 0.0
+
+    def score_page(self, page: Page) -> float:
+        return self.score_text(page.main_text)
+
+    def observe(self, page: Page, relevance: float) -> None:
+        pass
+
+
+def make_page(url: str, text: str, targets: list[str]) -> Page:
+    links = [Link(t, "wing", "", 0, "text", 1.0) for t in targets]
+    return Page(url, "t", [Block(0, "text", text, 1.0, links=links)], links)
+
+
+def crawl_links(policy: CrawlPolicy, page: Page, state: dict) -> dict[str, float]:
+    judgement = policy.judge(page, state)
+    return {url: score for url, score, _ in policy.links(page, page.url, state, judgement)}
+
+
+def test_seed_pages_set_the_threshold_and_the_relevance_scale() -> None:
+    policy = CrawlPolicy(KeywordModel(), "sharksearch", auto_threshold=0.5)
+    crawl_links(policy, make_page("http://a.test/s", "bird bird song nest", []), {"seed": 1})
+    assert policy.model.threshold == pytest.approx(0.25)
+    assert policy.scorer.reference == pytest.approx(0.5)
+    # a page as relevant as the seeds passes on the full inherited share
+    assert policy.scorer.page_score(0.5) == pytest.approx(1.0)
+    assert policy.scorer.page_score(0.25) == pytest.approx(0.5)
+
+
+def test_in_link_votes_lift_urls_linked_from_several_relevant_pages() -> None:
+    def run(votes: float) -> tuple[float, float]:
+        policy = CrawlPolicy(KeywordModel(), "sharksearch-blocks", SharkParams(votes=votes))
+        state = {"d": 1}
+        first = crawl_links(
+            policy, make_page("http://a.test/1", "bird bird", ["http://b/x"]), state
+        )
+        again = crawl_links(
+            policy, make_page("http://a.test/2", "bird bird", ["http://b/x", "http://b/y"]), state
+        )
+        return first["http://b/x"], again.get("http://b/x", first["http://b/x"])
+
+    once, twice = run(0.5)
+    assert twice > once  # a second relevant in-link upgrades the URL
+    plain_once, plain_twice = run(0.0)
+    assert plain_once == pytest.approx(plain_twice)
+    assert once > plain_once
+
+
+def test_irrelevant_pages_cast_no_votes() -> None:
+    policy = CrawlPolicy(KeywordModel(), "sharksearch-blocks", SharkParams(votes=0.5))
+    plain = CrawlPolicy(KeywordModel(), "sharksearch-blocks", SharkParams(votes=0.0))
+    page = make_page("http://a.test/1", "fish fish", ["http://b/x"])
+    assert crawl_links(policy, page, {"d": 1}) == crawl_links(plain, page, {"d": 1})
