@@ -12,7 +12,7 @@ from focuscrawl.defaults import DEFAULTS
 from focuscrawl.spiders.topical import TopicalSpider
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SharkParams, vote_bonus
-from tests.test_frontier_policy import KeywordModel
+from tests.test_strategy_policy import KeywordModel
 
 
 def make_page(url: str, text: str, links: list[tuple[str, str]]) -> Page:

@@ -9,7 +9,7 @@ from focuscrawl.strategy.linklearner import LinkLearner, link_features
 from focuscrawl.strategy.policy import CrawlPolicy, otsu
 from focuscrawl.strategy.scoring import SharkParams
 from focuscrawl.text import fast_tokens
-from tests.test_frontier_policy import KeywordModel
+from tests.test_strategy_policy import KeywordModel
 
 
 def test_link_features_are_anchor_url_and_host_words() -> None:

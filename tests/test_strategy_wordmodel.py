@@ -9,7 +9,7 @@ from focuscrawl.relevance.cosine import CosineModel
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SharkParams
 from focuscrawl.strategy.wordmodel import BodyWordModel, link_words
-from tests.test_frontier_policy import KeywordModel
+from tests.test_strategy_policy import KeywordModel
 
 
 def test_link_words_are_the_distinct_anchor_and_url_path_words() -> None:
