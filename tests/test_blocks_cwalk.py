@@ -17,7 +17,7 @@ from focuseval import extraction as ev
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.blocks import Page, css, kind, rules, segment, sheet, survey
+from focuscrawl.blocks import Page, caches, css, kind, rules, segment, sheet, survey
 
 partition_module = importlib.import_module(
     "focuscrawl.blocks.partition"
@@ -48,8 +48,8 @@ def _dump(page: Page) -> Any:
 
 
 def _clear_caches() -> None:
-    segment._attr_cache.clear()
-    segment._pair_cache.clear()
+    caches.attr_cache.clear()
+    caches.pair_cache.clear()
     css._sheet_cache.clear()
 
 
@@ -191,7 +191,7 @@ def test_cue_scan_is_the_regex(text: str) -> None:
 
 
 _class_value = st.lists(
-    st.one_of(st.sampled_from(sorted(segment._WORD_TABLE)), st.text(max_size=5)), max_size=8
+    st.one_of(st.sampled_from(sorted(caches.WORD_TABLE)), st.text(max_size=5)), max_size=8
 ).map("".join)
 
 
@@ -204,7 +204,7 @@ def test_class_words_match_the_regex(value: str) -> None:
     _clear_caches()
     fast = feature_info(value)
     _clear_caches()
-    assert fast == segment._feature_info(value)
+    assert fast == caches.feature_info(value)
     _clear_caches()
 
 
