@@ -61,7 +61,6 @@ def _both(html: str | bytes, url: str, **kw: Any) -> tuple[Any, Any]:
     with pytest.MonkeyPatch.context() as m:
         m.setattr(partition_module, "walk", segment.walk_python)
         m.setattr(partition_module, "survey", survey.survey_python)
-        m.setattr(kind, "_word_mask_impl", [kind.word_mask_python])
         m.setattr(kind, "_names_mask_impl", [kind.names_mask_python])
         m.setattr(partition_module, "_compiled_assemble", None)
         m.setattr(css, "_cue_starts_impl", css.cue_starts_python)

@@ -162,7 +162,6 @@ def test_compiled_and_python_agree(name: str, monkeypatch: pytest.MonkeyPatch) -
     fast = _dump(partition(html, URL, max_links=budgets["max_links"]))
     monkeypatch.setattr(partition_module, "walk", segment.walk_python)
     monkeypatch.setattr(partition_module, "survey", survey.survey_python)
-    monkeypatch.setattr(kind, "_word_mask_impl", [kind.word_mask_python])
     monkeypatch.setattr(kind, "_names_mask_impl", [kind.names_mask_python])
     monkeypatch.setattr(partition_module, "_compiled_assemble", None)
     monkeypatch.setattr(css, "_cue_starts_impl", css.cue_starts_python)
