@@ -32,6 +32,7 @@ from itemadapter import ItemAdapter, is_item
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 
+from focuscrawl import defaults
 from focuscrawl.change.fingerprint import fingerprint
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
 from focuscrawl.credentials import RedisAuthError, first_report
@@ -58,14 +59,14 @@ class ConditionalGetMiddleware:
         self.stats = crawler.stats
         self.conditional = conditional
         self.thresholds = thresholds_from(crawler.settings)
-        self.validate_every = crawler.settings.getint("FOCUSCRAWL_CHANGE_VALIDATE_EVERY", 10)
+        self.validate_every = defaults.read(crawler.settings, "FOCUSCRAWL_CHANGE_VALIDATE_EVERY")
         self.store: ChangeStore | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalGetMiddleware:
-        if not crawler.settings.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+        if not defaults.read(crawler.settings, "FOCUSCRAWL_CHANGE_ENABLED"):
             raise NotConfigured("FOCUSCRAWL_CHANGE_ENABLED is off")
-        mw = cls(crawler, conditional=crawler.settings.getbool("FOCUSCRAWL_CONDITIONAL_GET", True))
+        mw = cls(crawler, conditional=defaults.read(crawler.settings, "FOCUSCRAWL_CONDITIONAL_GET"))
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
@@ -163,7 +164,7 @@ class ChangeFingerprintMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangeFingerprintMiddleware:
-        if not crawler.settings.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+        if not defaults.read(crawler.settings, "FOCUSCRAWL_CHANGE_ENABLED"):
             raise NotConfigured("FOCUSCRAWL_CHANGE_ENABLED is off")
         return cls()
 

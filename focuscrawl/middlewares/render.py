@@ -47,7 +47,6 @@ RENDER_META = "focuscrawl_render"
 PLAYWRIGHT_META = ("playwright", "playwright_context_kwargs")
 STATS = "focuscrawl/render"
 HANDLER = "focuscrawl.middlewares.render_handler.GuardedPlaywrightHandler"
-MIDDLEWARE = "focuscrawl.middlewares.render.RenderMiddleware"
 
 
 class RenderMiddleware:

@@ -16,6 +16,7 @@ from scrapy import Request, Spider, signals
 from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
+from focuscrawl import defaults
 from focuscrawl.blocks import Page, partition
 from focuscrawl.change.recrawl import NewLinks
 from focuscrawl.crawlstop import Unfinished, stop_crawl
@@ -23,7 +24,7 @@ from focuscrawl.dedup.hook import DuplicateHook
 from focuscrawl.frontier.urls import TrapLimits
 from focuscrawl.items import PageItem
 from focuscrawl.relevance.base import PageScorer
-from focuscrawl.relevance.loading import load_model
+from focuscrawl.relevance.loading import UNCALIBRATED_THRESHOLD, load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
@@ -75,7 +76,7 @@ class TopicalSpider(Spider):
         model = load_model(
             model_path,
             self.topic,
-            threshold=threshold or 0.25,
+            threshold=threshold or UNCALIBRATED_THRESHOLD,
             adapt=s.getbool("FOCUSCRAWL_ADAPT_TOPIC"),
             retrain_every=s.getint("FOCUSCRAWL_RETRAIN_EVERY"),
         )
@@ -101,7 +102,7 @@ class TopicalSpider(Spider):
                 learn_features=s.get("FOCUSCRAWL_LINK_LEARNER_FEATURES"),
                 words=s.getfloat("FOCUSCRAWL_LINK_WORDS"),
                 words_top=s.getint("FOCUSCRAWL_LINK_WORDS_TOP"),
-                hits_every=s.getint("FOCUSCRAWL_HITS_EVERY", 50),
+                hits_every=defaults.read(s, "FOCUSCRAWL_HITS_EVERY"),
             ),
             TrapLimits(
                 max_length=s.getint("FOCUSCRAWL_MAX_URL_LENGTH"),
@@ -121,7 +122,7 @@ class TopicalSpider(Spider):
             self.refused = True  # no start requests: nothing to fail, exit status 2 stays
             stop_crawl(self.crawler, "hits_needs_local_frontier", USAGE_EXIT)
         self.duplicates = DuplicateHook.from_crawler(self.crawler, self.policy)  # None: off
-        if self.mode == "recrawl" and s.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+        if self.mode == "recrawl" and defaults.read(s, "FOCUSCRAWL_CHANGE_ENABLED"):
             from focuscrawl.pipelines.change import thresholds_from
 
             self.new_links = NewLinks.from_settings(s, thresholds_from(s))
@@ -372,7 +373,7 @@ def shared_frontier(settings: Any) -> bool:
     """Whether the crawl's frontier is Redis (shared by workers), as the factory decides."""
     from focuscrawl.frontier.factory import redis_url
 
-    backend = settings.get("FOCUSCRAWL_FRONTIER", "memory")
+    backend = defaults.read(settings, "FOCUSCRAWL_FRONTIER")
     return backend == "redis" or bool(backend == "memory" and redis_url(settings))
 
 

@@ -32,6 +32,7 @@ from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.http import Response, TextResponse
 
+from focuscrawl import defaults
 from focuscrawl.blocks.model import Page
 from focuscrawl.blocks.partition import partition
 from focuscrawl.cluster.state import frontier_counts, publish_topic, read_topic, worker_id
@@ -132,7 +133,7 @@ class TopicalRedisSpider(TopicalSpider):
 
         import redis
 
-        timeout = self.crawler.settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0)
+        timeout = defaults.read(self.crawler.settings, "FOCUSCRAWL_REDIS_RETRY_TIMEOUT")
         waited, delay = 0.0, 0.25
         while True:
             try:
