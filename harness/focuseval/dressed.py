@@ -45,7 +45,7 @@ TOPICAL_SHARE = 0.75
 PAIR_BELOW = 150
 PAGE_SIZE = 20
 _SECTION = re.compile(r"^/section/([1-9][0-9]*)(?:/page/([1-9][0-9]*))?$")
-_SECTION_LINK = re.compile(r'<a\b[^>]*\bhref="/section/([0-9]+)"[^>]*>(.*?)</a>', re.S)
+_SECTION_LINK = re.compile(r'<a\b[^>]*\shref="/section/([0-9]+)"[^>]*>(.*?)</a>', re.S)
 _TAG = re.compile(r"<[^>]+>")
 
 
@@ -275,10 +275,15 @@ def _split(html: str) -> tuple[str, str, str]:
 
 
 def open_dressed(
-    hosts: list[str], port: int, corpora: Path | None = None, cache: bool = True
+    hosts: list[str],
+    port: int,
+    corpora: Path | None = None,
+    cache: bool = True,
+    corpus: WikispeediaCorpus | None = None,
 ) -> DressedSite:
-    """The dressed web over the shared corpora (templates cached under the cache folder)."""
-    corpus = WikispeediaCorpus.open(corpora)
+    """The dressed web over the shared corpora (templates cached under the cache folder);
+    ``corpus``: the Wikispeedia corpus when the caller has it open already."""
+    corpus = corpus or WikispeediaCorpus.open(corpora)
     root = corpora or corpora_dir()
     return DressedSite(
         corpus, hosts, port, corpora=root, cache_dir=default_cache_dir() if cache else None
