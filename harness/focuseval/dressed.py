@@ -113,11 +113,17 @@ class DressedSite:
         if templates is None:
             root = corpora or corpora_dir() or corpus.path.parent
             templates = choose_templates(len(self.content_hosts), root, cache_dir)
+        if len(templates) < len(self.content_hosts):
+            raise ValueError(f"{len(templates)} templates for {len(self.content_hosts)} hosts")
         self.templates = {h: templates[i] for i, h in enumerate(self.content_hosts)}
+        self._by_top: dict[str, list[str]] = {}
+        for name in corpus.titles:
+            self._by_top.setdefault(top_category(corpus, name), []).append(name)
         self.topics = self._topical_hosts()
         self._host = self._assign()
         self._by_title = {unquote(n): n for n in corpus.titles}
         self.sections = self._sections()
+        self._section_names = {h: self._name_sections(h) for h in self.content_hosts}
         external = f"http://{self.external_host}:{port}"
         self._pieces = {
             (h, t.stem): _split(t.html.replace(EXTERNAL_HOLE, external))
@@ -130,7 +136,7 @@ class DressedSite:
     def _topical_hosts(self) -> dict[str, tuple[str, ...]]:
         """Host → its top categories (empty for a general host)."""
         groups = category_groups(self.corpus)
-        sizes = [sum(len(self._primary().get(c, ())) for c in g) for g in groups]
+        sizes = [sum(len(self._by_top.get(c, ())) for c in g) for g in groups]
         topical = self.content_hosts[: len(self.content_hosts) // 2]
         out: dict[str, tuple[str, ...]] = dict.fromkeys(self.content_hosts, ())
         it = iter(topical)
@@ -138,14 +144,6 @@ class DressedSite:
             for _ in range(count):
                 out[next(it)] = group
         return out
-
-    def _primary(self) -> dict[str, list[str]]:
-        if not hasattr(self, "_primary_cache"):
-            by: dict[str, list[str]] = {}
-            for name in self.corpus.titles:
-                by.setdefault(top_category(self.corpus, name), []).append(name)
-            self._primary_cache = by
-        return self._primary_cache
 
     def _assign(self) -> dict[str, str]:
         hosts_of: dict[str, list[str]] = {}
@@ -175,6 +173,9 @@ class DressedSite:
 
     def section_names(self, host: str) -> list[str]:
         """The anchor text of the template's first link to each section (else "Section n")."""
+        return list(self._section_names[host])
+
+    def _name_sections(self, host: str) -> list[str]:
         names = [""] * SECTIONS
         for num, inner in _SECTION_LINK.findall(self.templates[host][0].html):
             text = " ".join(_TAG.sub(" ", inner).split())
@@ -235,7 +236,7 @@ class DressedSite:
         template = self.templates[host][0]
         items = "".join(
             f'<li><a href="/section/{i + 1}">{escape(n)}</a></li>'
-            for i, n in enumerate(self.section_names(host))
+            for i, n in enumerate(self._section_names[host])
         )
         main = f'<h1>{escape(template.domain)}</h1><ul class="sections">{items}</ul>'
         return self._dress(host, template, template.domain, main)
@@ -248,7 +249,7 @@ class DressedSite:
         if page > pages:
             return None
         template = self.templates[host][0]
-        heading = self.section_names(host)[number - 1]
+        heading = self._section_names[host][number - 1]
         items = "".join(
             f'<li><a href="{escape(self.url_for(n))}">{escape(title_of(n))}</a></li>'
             for n in names[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]

@@ -28,8 +28,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import re
-import tarfile
 import zlib
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -38,7 +38,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from lxml import etree
 
-from focuseval.extraction import WCXB, WCXB_KIND_ALIASES, domain_of, token_f1
+from focuseval.extraction import WCXB, Case, domain_of, token_f1, wcxb_dev
 
 TITLE_HOLE = "FOCUSEVAL-DRESSED-TITLE"
 MAIN_HOLE = "FOCUSEVAL-DRESSED-MAIN"
@@ -280,31 +280,16 @@ def make_template(stem: str, raw: bytes, gold: str, url: str, kind: str = "") ->
 
 
 # --- choosing templates, with a cache ---------------------------------------------------------
-def _read_wcxb(root: Path) -> dict[str, tuple[bytes, dict]]:
-    """stem → (html bytes, ground-truth JSON); the tarball read once, nothing written."""
-    html: dict[str, bytes] = {}
-    truth: dict[str, dict] = {}
-    with tarfile.open(root / WCXB / "wcxb-dev.tar.xz", "r:xz") as tar:
-        for member in tar:
-            folder, _, name = member.name.rpartition("/")
-            stem = name.rsplit(".", 1)[0]
-            f = tar.extractfile(member) if member.isfile() else None
-            if f is None:
-                continue
-            if folder.endswith("/html") and name.endswith(".html"):
-                html[stem] = f.read()
-            elif folder.endswith("/ground-truth") and name.endswith(".json"):
-                truth[stem] = json.loads(f.read())
-    return {s: (html[s], truth[s]) for s in sorted(html.keys() & truth.keys())}
-
-
-def _domain_order(pages: dict[str, tuple[bytes, dict]]) -> list[tuple[str, list[str]]]:
-    by_domain: dict[str, list[str]] = {}
-    for stem, (_, t) in pages.items():
-        domain = domain_of(t.get("url", ""))
+def _domain_order(cases: list[Case]) -> list[list[Case]]:
+    """The pages grouped by domain (by file id within one), domains in SHA-1 order."""
+    by_domain: dict[str, list[Case]] = {}
+    for case in cases:
+        domain = domain_of(case.url)
         if domain:
-            by_domain.setdefault(domain, []).append(stem)
-    return sorted(by_domain.items(), key=lambda kv: hashlib.sha1(kv[0].encode()).hexdigest())
+            by_domain.setdefault(domain, []).append(case)
+    return [
+        by_domain[d] for d in sorted(by_domain, key=lambda d: hashlib.sha1(d.encode()).digest())
+    ]
 
 
 def _cache_key(tarball: Path) -> str:
@@ -327,17 +312,13 @@ def choose_templates(
         data = json.loads(gzip.decompress(cache.read_bytes()))
         if len(data) >= n_domains:
             return [[Template(**t) for t in group] for group in data[:n_domains]]
-    pages = _read_wcxb(Path(corpora))
     chosen: list[list[Template]] = []
-    for _domain, stems in _domain_order(pages):
-        group = []
-        for stem in stems[:MAX_PAGES_PER_DOMAIN]:
-            raw, truth = pages[stem]
-            kind = (truth.get("_internal", {}).get("page_type", {}).get("primary") or "").lower()
-            gold = truth.get("ground_truth", {}).get("main_content") or ""
-            t = make_template(stem, raw, gold, truth["url"], WCXB_KIND_ALIASES.get(kind, kind))
-            if t is not None:
-                group.append(t)
+    for cases in _domain_order(list(wcxb_dev(Path(corpora)))):
+        group = [
+            t
+            for case in cases[:MAX_PAGES_PER_DOMAIN]
+            if (t := make_template(case.name, case.html, case.gold, case.url, case.kind))
+        ]
         if group:
             chosen.append(group)
         if len(chosen) >= n_domains:
@@ -347,7 +328,7 @@ def choose_templates(
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         payload = [[asdict(t) for t in group] for group in chosen]
-        tmp = cache.with_suffix(".tmp")
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")  # writers may race: rename wins
         tmp.write_bytes(gzip.compress(json.dumps(payload).encode(), 3))
         tmp.replace(cache)
     return chosen
