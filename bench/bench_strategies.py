@@ -116,7 +116,13 @@ def _setup() -> None:
     from focuscrawl.relevance import cosine
 
     corpus = WikispeediaCorpus.open()
-    site = WikispeediaSite(corpus, loopback_hosts(8), 8000)
+    if _state.get("web") == "dressed":  # the same articles in real sites' chrome
+        from focuseval.dressed import open_dressed
+        from focuseval.testweb import DEFAULT_HOSTS
+
+        site = open_dressed(loopback_hosts(DEFAULT_HOSTS["dressed"]), 8000, corpus=corpus)
+    else:
+        site = WikispeediaSite(corpus, loopback_hosts(8), 8000)
     site.get = functools.lru_cache(maxsize=None)(site.get)  # type: ignore[method-assign]
     sim.partition = functools.lru_cache(maxsize=None)(sim.partition)  # type: ignore[assignment]
     raw_tokens = cosine.tokens
@@ -335,8 +341,9 @@ def from_logs(dirs: list[Path], topics: list[str]) -> dict[tuple[str, str], Craw
     return results
 
 
-def _init(pages: int) -> None:
+def _init(pages: int, web: str = "wikispeedia") -> None:
     _state["pages"] = pages
+    _state["web"] = web
 
 
 def table(
@@ -378,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--configs", default=";".join(STRATEGIES), help="';'-separated")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--web",
+        choices=("wikispeedia", "dressed"),
+        default="wikispeedia",
+        help="dressed: the same articles in real sites' chrome (focuseval.dressed)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="also write the table here")
     parser.add_argument("--plots", type=Path, default=None, help="write <topic>.png here")
     parser.add_argument(
@@ -405,13 +418,16 @@ def main(argv: list[str] | None = None) -> int:
     if root is None or not (root / "wikispeedia").exists():
         print("bench_strategies: no Wikispeedia corpus (FOCUSCRAWL_CORPORA); skipped")
         return 0
+    _state["web"] = args.web
     if args.logs:
         results = from_logs(args.logs, topics)
         configs = [c for c in configs if all((t, c) in results for t in topics)]
     else:
         results = {}
         jobs = [(t, c) for c in configs for t in topics]
-        with ProcessPoolExecutor(args.workers, initializer=_init, initargs=(args.pages,)) as pool:
+        with ProcessPoolExecutor(
+            args.workers, initializer=_init, initargs=(args.pages, args.web)
+        ) as pool:
             for t, c, metrics, secs in pool.map(run_one, jobs):
                 results[t, c] = metrics
                 cells = " ".join(f"{value(metrics, n):.3f}" for n in CHECKPOINTS)

@@ -21,11 +21,21 @@ from focuscrawl.netguard import allow_private_value
 from focuseval.server import bind_sockets, serve_forever
 from focuseval.site import Site, loopback_hosts
 
-CORPORA = ("synthetic", "evolving", "wikispeedia", "hostile", "hostile-mix", "mirrored", "jsweb")
+CORPORA = (
+    "synthetic",
+    "evolving",
+    "wikispeedia",
+    "dressed",
+    "hostile",
+    "hostile-mix",
+    "mirrored",
+    "jsweb",
+)
 DEFAULT_HOSTS = {
     "synthetic": 6,
     "evolving": 3,
     "wikispeedia": 8,
+    "dressed": 65,  # 64 sites in real chrome and the external host (404 only)
     "hostile": 1,
     "hostile-mix": 7,
     "mirrored": 4,
@@ -56,6 +66,10 @@ def build_site(
         from focuseval.wikispeedia import WikispeediaCorpus, WikispeediaSite
 
         return WikispeediaSite(WikispeediaCorpus.open(corpora), hosts=hosts, port=port)
+    if corpus == "dressed":  # the Wikispeedia articles in real sites' chrome (WCXB templates)
+        from focuseval.dressed import open_dressed
+
+        return open_dressed(hosts, port, corpora)
     if corpus == "mirrored":  # 20 % of the pages are copies (near-duplicates)
         from focuseval.mirrored import MirroredWeb
 

@@ -1,6 +1,7 @@
 """Evaluation topics: keywords, seeds and labels chosen by stated rules, written as topic TOML.
 
-Wikispeedia (a category such as ``subject.Science.Biology.Birds``):
+Wikispeedia (a category such as ``subject.Science.Biology.Birds``), on any site that serves its
+articles (the Wikispeedia site, the dressed web: the labels are that site's URLs):
 
 - *members*: the articles in the category or one of its sub-categories (``categories.tsv``).
 - *keywords*: the words of the category's last path component, lower-cased, split on ``_``,
@@ -83,7 +84,10 @@ def wikispeedia_seeds(corpus, category: str) -> list[str]:  # type: ignore[no-un
 
 
 def wikispeedia_topic(corpus, url_for, category: str) -> EvalTopic:  # type: ignore[no-untyped-def]
-    """``url_for(name)`` maps article names to the served URLs."""
+    """``url_for(name)`` maps article names to the served URLs; ``url_for`` may also be a site
+    that has one (:class:`~focuseval.wikispeedia.WikispeediaSite`,
+    :class:`~focuseval.dressed.DressedSite`): same articles, labels on that site's URLs."""
+    url_for = getattr(url_for, "url_for", url_for)
     seeds = wikispeedia_seeds(corpus, category)
     members = corpus.members(category)
     targets = corpus.reachable(seeds) & members
