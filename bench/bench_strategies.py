@@ -5,6 +5,11 @@ the cosine model, the page partition, the best-first frontier) in-process over t
 Wikispeedia site (:func:`focuseval.simulate.simulate`), and the table gives the
 target recall and harvest rate at 250/500/1000/2000 pages per topic, the means over the
 topics, and the ratios of the mean recall at 500 to ``bfs`` and ``bestfirst`` of the same run.
+Every table starts with the two pure references of :mod:`focuseval.oracle` (no CrawlPolicy:
+``oracle (reference)`` fetches the links to category members first, ``bfs (reference)`` in
+discovery order, over the same graph and seeds), and every row has ``×oracle`` columns at
+250/500/1000 (its mean recall / the oracle's). ``--topics`` takes short names and the sets
+``tuned``, ``dev``, ``heldout`` (:data:`focuseval.topics.TOPIC_SETS`).
 
 A configuration is a strategy with optional overrides of :class:`SharkParams` fields and of
 ``auto`` (the automatic threshold's fraction of the seed pages' mean relevance):
@@ -14,7 +19,7 @@ calibration (``FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION``); ``adapt=1|0`` the adapt
 :class:`AdaptiveCosineModel` arguments (:data:`ADAPT_KEYS`). Two ceilings use the true labels (evaluation only):
 ``judge=label`` — a perfect judge, a page is relevant iff it is a category member (its
 relevance value, which the link scores use, stays the model's); ``order=oracle`` — the
-frontier URL that is a target goes first (ties by discovery order), the others by the
+strategy reordered by labels (not a pure oracle): the frontier URL that is a target goes first (ties by discovery order), the others by the
 strategy's score; ``order=lookahead`` — as ``oracle``, and among non-targets the one linking to
 the most targets goes first (static link counts from the corpus); ``order=linkcv`` — the
 *supervised link ceiling*: a logistic regression over the link learner's features (anchor, URL,
