@@ -468,7 +468,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.logs:
         results = from_logs(args.logs, topics)
         configs = [c for c in configs if all((t, c) in results for t in topics)]
-    with ProcessPoolExecutor(args.workers, initializer=_init, initargs=(args.pages, args.web)) as pool:
+    with ProcessPoolExecutor(
+        args.workers, initializer=_init, initargs=(args.pages, args.web)
+    ) as pool:
         if not args.no_references:
             for t, refs, secs in pool.map(run_references, topics):
                 for row, name in REFERENCE_ROWS.items():
