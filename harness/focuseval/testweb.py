@@ -120,8 +120,10 @@ def run_foreground(
     corpora: Path | None = None,
     seed: int = 7,
     pages: int = 0,
+    latency_ms: int = 0,
 ) -> None:
-    """Bind, build, print the ready line, serve until killed."""
+    """Bind, build, print the ready line, serve until killed (every response ``latency_ms``
+    late)."""
     hosts = loopback_hosts(n_hosts or DEFAULT_HOSTS[corpus])
     port, socks = bind_sockets(hosts + internal_hosts(corpus), port)
     site = build_site(corpus, port, hosts, corpora, seed, pages)
@@ -130,7 +132,7 @@ def run_foreground(
         sys.stdout.write(json.dumps(ready_info(corpus, port, site)) + "\n")
         sys.stdout.flush()
 
-    asyncio.run(serve_forever(site, socks, ready))
+    asyncio.run(serve_forever(site, socks, ready, latency_ms / 1000))
 
 
 class TestWebProcess:
@@ -146,9 +148,11 @@ class TestWebProcess:
         corpora: Path | None = None,
         seed: int = 7,
         pages: int = 0,
+        latency_ms: int = 0,
     ) -> None:
         self.corpus = corpus
         self.pages = pages
+        self.latency_ms = latency_ms
         self.requested_port = port
         self.n_hosts = hosts
         self.corpora = corpora
@@ -185,6 +189,8 @@ class TestWebProcess:
             cmd += ["--hosts", str(self.n_hosts)]
         if self.pages:
             cmd += ["--pages", str(self.pages)]
+        if self.latency_ms:
+            cmd += ["--latency-ms", str(self.latency_ms)]
         if self.corpora:
             cmd += ["--corpora", str(self.corpora)]
         return cmd

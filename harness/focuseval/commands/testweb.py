@@ -44,13 +44,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pages", type=int, default=0, help="pages of the synthetic web (0: its default, 3000)"
     )
+    parser.add_argument(
+        "--latency-ms",
+        type=int,
+        default=0,
+        help="every response waits this long before it is sent (a distant server)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from focuseval.testweb import run_foreground
 
     try:
-        run_foreground(args.corpus, args.port, args.hosts, args.corpora, args.seed, args.pages)
+        run_foreground(
+            args.corpus,
+            args.port,
+            args.hosts,
+            args.corpora,
+            args.seed,
+            args.pages,
+            args.latency_ms,
+        )
     except (FileNotFoundError, ValueError, OSError) as exc:
         raise CommandError(str(exc)) from exc
     return 0
