@@ -22,15 +22,16 @@ from focuscrawl.frontier.trust import (
     check_entry,
     meta_rules,
 )
+from focuscrawl.meta import CONDITIONAL_SENT_META, ENTRY_FP_META, HOST_SLOT_META
 
 __all__ = ["FP_META", "BadEntry", "decode", "encode", "score_of"]
 
-FP_META = "_focuscrawl_fp"  # hex fingerprint of the frontier entry a request was popped from
+FP_META = ENTRY_FP_META  # hex fingerprint of the frontier entry a request was popped from
 # meta Scrapy's components add while a request is processed, not needed to rebuild it
 _TRANSIENT_META = frozenset(
     {
         FP_META, "download_slot", "download_latency", "_slot_key", "download_timeout",
-        "focuscrawl_conditional", "_focuscrawl_host_slot", "_dont_cache", "cached_response",
+        CONDITIONAL_SENT_META, HOST_SLOT_META, "_dont_cache", "cached_response",
         "cache_timestamp",
     }
 )  # fmt: skip

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from focuscrawl.meta import NO_CONDITIONAL_META, RENDER_META, STATE_META
+
 MAX_URL = 8192  # characters; Scrapy's URLLENGTH_LIMIT (2083) already drops longer links
 MAX_LIST = 100  # items in a list value (redirect history, status codes, flags)
 MAX_INT = 1 << 31
@@ -72,7 +74,7 @@ def _is_state(v: Any) -> bool:
 
 #: meta key → check of its value; any other key makes the entry bad
 META_RULES: dict[str, Callable[[Any], bool]] = {
-    "focuscrawl": _is_state,
+    STATE_META: _is_state,
     "depth": _is_count,
     "is_start_request": _is_flag,
     "handle_httpstatus_list": _is_status_list,
@@ -81,10 +83,10 @@ META_RULES: dict[str, Callable[[Any], bool]] = {
     "redirect_times": _is_count,
     "redirect_ttl": _is_count,
     "retry_times": _is_count,
-    "focuscrawl_no_conditional": _is_flag,
+    NO_CONDITIONAL_META: _is_flag,
     # a shell page to fetch again in the browser (FOCUSCRAWL_RENDER_JS=auto); the worker's
     # RenderMiddleware still checks the host, and sets scrapy-playwright's own keys itself
-    "focuscrawl_render": _is_flag,
+    RENDER_META: _is_flag,
 }
 #: named in the log when found: keys that would let a queue entry steer the downloader
 DANGEROUS_META = frozenset(

@@ -22,6 +22,7 @@ from focuscrawl.crawlstop import Unfinished, stop_crawl
 from focuscrawl.dedup.hook import DuplicateHook
 from focuscrawl.frontier.urls import TrapLimits
 from focuscrawl.items import PageItem
+from focuscrawl.meta import FINGERPRINTS_META, NO_CONDITIONAL_META, PAGE_META
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.loading import load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
@@ -32,9 +33,6 @@ from focuscrawl.topic import Topic, load_topic
 logger = logging.getLogger(__name__)
 
 USAGE_EXIT = 2  # the exit status of a usage error (as the crawl command's own checks)
-PAGE_META = "focuscrawl_page"  # set by focuscrawl.middlewares.partition.PartitionMiddleware
-FINGERPRINTS_META = "focuscrawl_fingerprints"  # set by the conditional-GET middleware
-NO_CONDITIONAL_META = "focuscrawl_no_conditional"  # a full GET (the conditional-GET middleware)
 
 
 class TopicalSpider(Spider):
