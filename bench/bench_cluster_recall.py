@@ -41,6 +41,7 @@ def crawl(site: Any, topic: Any, frontiers: list[Any], pages: int) -> list[Crawl
 
     from focuscrawl.blocks import TemplateLinks
     from focuscrawl.defaults import DEFAULTS
+    from focuscrawl.frontier.state import RequestState
     from focuscrawl.relevance.adaptive import AdaptiveCosineModel
     from focuscrawl.strategy.policy import CrawlPolicy
     from focuscrawl.strategy.scoring import SEED_SCORE
@@ -54,7 +55,8 @@ def crawl(site: Any, topic: Any, frontiers: list[Any], pages: int) -> list[Crawl
     templates = TemplateLinks()
     first = frontiers[0]
     for url in topic.seeds:
-        first.push(url, SEED_SCORE, _fp(url), {"d": 0, "seed": 1, "score": SEED_SCORE})
+        seed = RequestState(seed=True, score=SEED_SCORE)
+        first.push(url, SEED_SCORE, _fp(url), seed.to_wire())
     log: list[CrawlRecord] = []
     idle = 0
     while len(log) < pages and idle < len(frontiers):
@@ -75,9 +77,10 @@ def crawl(site: Any, topic: Any, frontiers: list[Any], pages: int) -> list[Crawl
                 if not page.error:
                     page = _own_links(page)
                     templates.mark(page)
-                    judgement = policy.judge(page, entry.data)
-                    for url, score, child in policy.links(page, entry.url, entry.data, judgement):
-                        items.append((url, score, _fp(url), child))
+                    state = RequestState.from_wire(entry.data)
+                    judgement = policy.judge(page, state)
+                    for url, score, child in policy.links(page, entry.url, state, judgement):
+                        items.append((url, score, _fp(url), child.to_wire()))
             if isinstance(frontier, MemoryFrontier):
                 for item in items:
                     frontier.push(*item)

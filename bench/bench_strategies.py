@@ -267,6 +267,7 @@ def _ceiling_policy(judge: str, order: str, cvw: float = 0.0) -> type:
     """A :class:`CrawlPolicy` that cheats with the true labels (the ceilings), or the policy."""
     from focuseval.metrics import normalize_url
 
+    from focuscrawl.frontier.state import RequestState
     from focuscrawl.strategy.policy import CrawlPolicy, Judgement
 
     if judge == "model" and order == "strategy":
@@ -277,13 +278,13 @@ def _ceiling_policy(judge: str, order: str, cvw: float = 0.0) -> type:
         children: dict[str, int]
         link_probs: dict[tuple[str, str], float]
 
-        def judge(self, page: Any, state: dict[str, Any]) -> Judgement:
+        def judge(self, page: Any, state: RequestState) -> Judgement:
             j = super().judge(page, state)
-            if judge == "label" and not state.get("seed"):
+            if judge == "label" and not state.seed:
                 j.relevant = normalize_url(page.url) in self.labels.relevant
             return j
 
-        def links(self, page: Any, url: str, state: dict[str, Any], judgement: Judgement) -> Any:
+        def links(self, page: Any, url: str, state: RequestState, judgement: Judgement) -> Any:
             for target, score, child in super().links(page, url, state, judgement):
                 if order.startswith("linkcv"):
                     # the supervised link classifier's probability orders the frontier; the

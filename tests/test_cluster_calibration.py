@@ -12,6 +12,7 @@ from scrapy.utils.test import get_crawler
 
 from focuscrawl.blocks.partition import partition
 from focuscrawl.defaults import DEFAULTS
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.items import PageItem
 from focuscrawl.spiders.topical_redis import TopicalRedisSpider
 
@@ -45,8 +46,8 @@ def test_joining_worker_replays_the_seed_calibration(redis_url: str, redis_clien
     assert len(items) == 1 and items[0].relevant
     assert redis_client.llen("fctest:topical_redis:calib") == 1
     page = partition(PAGE, "http://a.test/page")
-    theirs = first.policy.judge(page, {"d": 1})
-    ours = joiner.policy.judge(page, {"d": 1})
+    theirs = first.policy.judge(page, RequestState(1))
+    ours = joiner.policy.judge(page, RequestState(1))
     assert joiner.policy.model.threshold == first.policy.model.threshold != before
     assert (
         joiner.policy.scorer.reference

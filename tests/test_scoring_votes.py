@@ -9,6 +9,7 @@ from scrapy.utils.test import get_crawler
 
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.defaults import DEFAULTS
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.spiders.topical import TopicalSpider
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SharkParams, vote_bonus
@@ -40,8 +41,8 @@ def hub_and_anchor_scores(saturation: float, gated: bool = False) -> tuple[float
         if i == 9:
             links.append(("http://b.test/owl", "bird"))
         page = make_page(f"http://a.test/{i}", "bird bird bird", links)
-        judgement = policy.judge(page, {"d": 1})
-        for url, score, _ in policy.links(page, page.url, {"d": 1}, judgement):
+        judgement = policy.judge(page, RequestState(1))
+        for url, score, _ in policy.links(page, page.url, RequestState(1), judgement):
             best[url] = max(best.get(url, 0.0), score)
     return best["http://b.test/hub"], best["http://b.test/owl"]
 
@@ -62,7 +63,12 @@ def test_gated_votes_do_not_lift_a_link_whose_anchor_is_off_topic() -> None:
     blocks = [Block(0, "text", "bird bird", 1.0), Block(1, "link", "country", 1.0, links=[hub])]
     page = Page("http://a.test/1", "t", blocks, [hub])
     scores = [
-        {url: score for url, score, _ in p.links(page, page.url, {"d": 1}, p.judge(page, {"d": 1}))}
+        {
+            url: score
+            for url, score, _ in p.links(
+                page, page.url, RequestState(1), p.judge(page, RequestState(1))
+            )
+        }
         for p in (policy, plain)
     ]
     assert scores[0] == scores[1]  # anchor and block off topic: the vote adds nothing

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SharkParams
 
@@ -29,14 +30,16 @@ def make_page(url: str, text: str, targets: list[str]) -> Page:
     return Page(url, "t", [Block(0, "text", text, 1.0, links=links)], links)
 
 
-def crawl_links(policy: CrawlPolicy, page: Page, state: dict) -> dict[str, float]:
+def crawl_links(policy: CrawlPolicy, page: Page, state: RequestState) -> dict[str, float]:
     judgement = policy.judge(page, state)
     return {url: score for url, score, _ in policy.links(page, page.url, state, judgement)}
 
 
 def test_seed_pages_set_the_threshold_and_the_relevance_scale() -> None:
     policy = CrawlPolicy(KeywordModel(), "sharksearch", auto_threshold=0.5)
-    crawl_links(policy, make_page("http://a.test/s", "bird bird song nest", []), {"seed": 1})
+    crawl_links(
+        policy, make_page("http://a.test/s", "bird bird song nest", []), RequestState(seed=True)
+    )
     assert policy.model.threshold == pytest.approx(0.25)
     assert policy.scorer.reference == pytest.approx(0.5)
     # a page as relevant as the seeds passes on the full inherited share
@@ -47,7 +50,7 @@ def test_seed_pages_set_the_threshold_and_the_relevance_scale() -> None:
 def test_in_link_votes_lift_urls_linked_from_several_relevant_pages() -> None:
     def run(votes: float) -> tuple[float, float]:
         policy = CrawlPolicy(KeywordModel(), "sharksearch-blocks", SharkParams(votes=votes))
-        state = {"d": 1}
+        state = RequestState(1)
         first = crawl_links(
             policy, make_page("http://a.test/1", "bird bird", ["http://b/x"]), state
         )
@@ -67,4 +70,4 @@ def test_irrelevant_pages_cast_no_votes() -> None:
     policy = CrawlPolicy(KeywordModel(), "sharksearch-blocks", SharkParams(votes=0.5))
     plain = CrawlPolicy(KeywordModel(), "sharksearch-blocks", SharkParams(votes=0.0))
     page = make_page("http://a.test/1", "fish fish", ["http://b/x"])
-    assert crawl_links(policy, page, {"d": 1}) == crawl_links(plain, page, {"d": 1})
+    assert crawl_links(policy, page, RequestState(1)) == crawl_links(plain, page, RequestState(1))

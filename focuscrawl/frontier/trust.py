@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from focuscrawl.frontier.state import NUMERIC_WIRE_KEYS
 from focuscrawl.meta import NO_CONDITIONAL_META, RENDER_META, STATE_META
 
 MAX_URL = 8192  # characters; Scrapy's URLLENGTH_LIMIT (2083) already drops longer links
@@ -56,7 +57,8 @@ def _is_reason_list(v: Any) -> bool:
 
 
 def _is_state(v: Any) -> bool:
-    """``meta["focuscrawl"]``: the spider's link state, a flat dict of JSON scalars."""
+    """``meta["focuscrawl"]``: the request state's wire form (:mod:`.state`), a flat dict of
+    JSON scalars."""
     if not isinstance(v, dict) or len(v) > 64:
         return False
     for key, value in v.items():
@@ -68,7 +70,7 @@ def _is_state(v: Any) -> bool:
             return False
     return all(
         isinstance(v.get(k, 0), int | float) and not isinstance(v.get(k, 0), bool)
-        for k in ("score", "d", "inh", "tb")
+        for k in NUMERIC_WIRE_KEYS
     )
 
 

@@ -20,9 +20,10 @@ from focuscrawl.blocks import Page, partition
 from focuscrawl.change.recrawl import NewLinks
 from focuscrawl.crawlstop import Unfinished, stop_crawl
 from focuscrawl.dedup.hook import DuplicateHook
+from focuscrawl.frontier.state import RequestState, state_of
 from focuscrawl.frontier.urls import TrapLimits
 from focuscrawl.items import PageItem
-from focuscrawl.meta import FINGERPRINTS_META, NO_CONDITIONAL_META, PAGE_META
+from focuscrawl.meta import FINGERPRINTS_META, NO_CONDITIONAL_META, PAGE_META, STATE_META
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.loading import load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
@@ -153,9 +154,9 @@ class TopicalSpider(Spider):
             yield from self._recrawl_requests()
             return
         for url in self.topic.example_urls():
-            yield self._request(url, SEED_SCORE + 1, {"d": 0, "ex": 1})
+            yield self._request(url, SEED_SCORE + 1, RequestState(example=True))
         for url in self.topic.seeds:
-            yield self._request(url, SEED_SCORE, {"d": 0, "seed": 1})
+            yield self._request(url, SEED_SCORE, RequestState(seed=True))
 
     def _recrawl_requests(self) -> Iterator[Request]:
         """The topic's seeds (fetched in full: they calibrate the relevance judge as in a
@@ -168,26 +169,26 @@ class TopicalSpider(Spider):
         logger.info("Recrawl: %d stored pages are due", len(urls))
         seeds = list(dict.fromkeys(self.topic.seeds))
         for url in seeds:
-            state = {"d": 0, "seed": 1, "re": 1, "score": SEED_SCORE + 1}
+            state = RequestState(seed=True, revisit=True, score=SEED_SCORE + 1)
             yield self._revisit(url, state, full=True)
         known = set(seeds)
         for rank, url in enumerate(urls):
             if url not in known:
-                yield self._revisit(url, {"d": 0, "re": 1, "score": SEED_SCORE - rank})
+                yield self._revisit(url, RequestState(revisit=True, score=SEED_SCORE - rank))
 
-    def _revisit(self, url: str, state: dict[str, Any], full: bool = False) -> Request:
-        meta: dict[str, Any] = {"focuscrawl": state, "handle_httpstatus_list": [404, 410]}
+    def _revisit(self, url: str, state: RequestState, full: bool = False) -> Request:
+        meta: dict[str, Any] = {STATE_META: state, "handle_httpstatus_list": [404, 410]}
         if full:
             meta[NO_CONDITIONAL_META] = True
         return Request(url, errback=self.errback, dont_filter=True, meta=meta)
 
-    def _request(self, url: str, score: float, state: dict[str, Any]) -> Request:
-        state["score"] = score
-        return Request(url, errback=self.errback, meta={"focuscrawl": state})
+    def _request(self, url: str, score: float, state: RequestState) -> Request:
+        state.score = score
+        return Request(url, errback=self.errback, meta={STATE_META: state})
 
     # -- responses ------------------------------------------------------------------------
     def parse(self, response: Response, **kwargs: Any) -> Iterator[PageItem | Request]:
-        state = response.meta.get("focuscrawl") or {}
+        state = state_of(response.meta) or RequestState()
         if response.status in (404, 410):  # a revisited page is gone: a tombstone
             seq = self._log_fetch(response.url, response.status, state, None)
             yield PageItem(
@@ -226,8 +227,8 @@ class TopicalSpider(Spider):
             title=page.title,
             relevance=round(relevance, 6),
             relevant=relevant,
-            depth=int(state.get("d", 0)),
-            parent=state.get("par"),
+            depth=state.depth,
+            parent=state.parent,
             seq=seq,
             fetched_at=time.time(),
             status=response.status,
@@ -235,21 +236,21 @@ class TopicalSpider(Spider):
             blocks=_block_counts(page),
             kind=page.kind,
             kind_confidence=page.kind_confidence,
-            score=float(state.get("score", 0.0)),
+            score=_state_score(state),
             headers=_validators(response),
             fingerprints=response.meta.get(FINGERPRINTS_META) or {},
             duplicate_of=dup.url if dup is not None else "",
             canonical=copy.canonical if copy is not None else "",
         )
-        if dup is not None or (state.get("ex") and not self.topic.seeds):
+        if dup is not None or (state.example and not self.topic.seeds):
             return
-        follow = self._new_links(response, page) if state.get("re") else None
+        follow = self._new_links(response, page) if state.revisit else None
         queued = 0
         for target, _score, child in self.policy.links(page, response.url, state, judgement):
             if follow is not None and target not in follow:
                 continue
             queued += 1
-            yield Request(target, errback=self.errback, meta={"focuscrawl": child})
+            yield Request(target, errback=self.errback, meta={STATE_META: child})
         if follow is not None and queued:
             self.crawler.stats.inc_value("focuscrawl/recrawl/new_links", queued)
 
@@ -295,7 +296,7 @@ class TopicalSpider(Spider):
         request = failure.request  # type: ignore[attr-defined]
         response = getattr(failure.value, "response", None)
         status = response.status if response is not None else 0
-        state = request.meta.get("focuscrawl") or {}
+        state = state_of(request.meta) or RequestState()
         if status == 304:  # not modified: the conditional-GET middleware recorded it
             self._log_fetch(request.url, status, state, None)
             self.crawler.signals.send_catch_log(request_done, request=request, spider=self)
@@ -305,7 +306,7 @@ class TopicalSpider(Spider):
         kind = failure.type.__name__ if failure.type else "error"
         self.crawler.stats.inc_value(f"focuscrawl/error/{kind}")
         self.crawler.signals.send_catch_log(request_failed, failure=failure, spider=self)
-        if state.get("seed"):
+        if state.seed:
             self.crawler.stats.inc_value("focuscrawl/error/seed")
             logger.warning("Seed failed: %s (%s)", request.url, failure.getErrorMessage())
         else:
@@ -318,7 +319,7 @@ class TopicalSpider(Spider):
         self,
         url: str,
         status: int,
-        state: dict[str, Any],
+        state: RequestState,
         relevance: float | None,
         relevant: bool = False,
         kind: str = "",
@@ -339,9 +340,9 @@ class TopicalSpider(Spider):
             "relevance": None if relevance is None else round(relevance, 6),
             "relevant": relevant,
             "kind": kind,  # page kind (blocks.kind); "" when the page was not partitioned
-            "score": float(state.get("score", 0.0)),
-            "depth": int(state.get("d", 0)),
-            "parent": state.get("par"),
+            "score": _state_score(state),
+            "depth": state.depth,
+            "parent": state.parent,
             "t": round(time.time(), 3),
         }
         if dup:  # a near-duplicate: not judged, not counted in the harvest (FOCUSCRAWL_DEDUP)
@@ -372,6 +373,10 @@ def shared_frontier(settings: Any) -> bool:
 
     backend = settings.get("FOCUSCRAWL_FRONTIER", "memory")
     return backend == "redis" or bool(backend == "memory" and redis_url(settings))
+
+
+def _state_score(state: RequestState) -> float:
+    return 0.0 if state.score is None else state.score
 
 
 def _block_counts(page: Page) -> dict[str, int]:

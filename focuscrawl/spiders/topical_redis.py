@@ -38,6 +38,7 @@ from focuscrawl.cluster.state import frontier_counts, publish_topic, read_topic,
 from focuscrawl.credentials import RedisAuthError, redact_text
 from focuscrawl.frontier.connection import connect, redis_cluster
 from focuscrawl.frontier.factory import redis_url
+from focuscrawl.frontier.state import RequestState, state_of
 from focuscrawl.frontier.trust import BadEntry, check_url
 from focuscrawl.spiders.topical import TopicalSpider
 from focuscrawl.strategy.policy import Judgement
@@ -176,16 +177,16 @@ class TopicalRedisSpider(TopicalSpider):
         )
         judge = self._judge = self.policy.judge
 
-        def judge_shared(page: Page, state: dict[str, Any]) -> Judgement:
+        def judge_shared(page: Page, state: RequestState) -> Judgement:
             self._replay_calibration()
             return judge(page, state)
 
         self.policy.judge = judge_shared  # type: ignore[method-assign]
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
-        state = response.meta.get("focuscrawl") or {}
-        if (state.get("seed") or state.get("ex")) and not state.get("re"):
-            self._share_calibration(response, "seed" if state.get("seed") else "ex")
+        state = state_of(response.meta) or RequestState()
+        if (state.seed or state.example) and not state.revisit:
+            self._share_calibration(response, "seed" if state.seed else "ex")
         yield from super().parse(response, **kwargs)
 
     # -- seed calibration shared by the workers -------------------------------------------
@@ -238,7 +239,8 @@ class TopicalRedisSpider(TopicalSpider):
                 continue
             page = partition(record["html"], record["url"])
             if not page.error:
-                self._judge(page, {"d": 0, record["kind"]: 1})
+                kind = record["kind"]
+                self._judge(page, RequestState(seed=kind == "seed", example=kind == "ex"))
         self._calib_next = now + (5.0 if self.policy._seed_scores else 0.0)
 
     def _calibration_record(self, item: bytes) -> dict[str, str] | None:

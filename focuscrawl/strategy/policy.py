@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from focuscrawl.blocks.model import Page
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.strategy.hits import HitsGraph
@@ -124,15 +124,15 @@ class CrawlPolicy:
     def strategy(self) -> str:
         return self.scorer.strategy
 
-    def judge(self, page: Page, state: dict[str, Any]) -> Judgement:
+    def judge(self, page: Page, state: RequestState) -> Judgement:
         """Relevance of a fetched page; seed and example pages first teach the topic model."""
-        if state.get("seed") or state.get("ex"):
+        if state.seed or state.example:
             add_text = getattr(self.model, "add_text", None)
             if add_text is not None:
                 add_text(f"{page.title}\n{page.main_text}")
         relevance = self.model.score_page(page)
         self.model.observe(page, relevance)
-        if state.get("seed"):
+        if state.seed:
             self._seed_scores.append(relevance)
             mean = sum(self._seed_scores) / len(self._seed_scores)
             self._seed_mean = mean
@@ -144,9 +144,9 @@ class CrawlPolicy:
         if self.calibrate and self._seed_mean > 0 and self.auto_threshold > 0:
             self._observe(relevance / self._seed_mean)
         relevant = relevance >= self.model.threshold
-        if self.learner is not None and "par" in state:
+        if self.learner is not None and state.parent is not None:
             kinds = self.scorer.p.learn_features
-            feats = link_features(state.get("a", ""), page.url, state.get("c", ""), kinds)
+            feats = link_features(state.anchor, page.url, state.context, kinds)
             self.learner.learn(feats, relevant)
         self._learn_words(page, relevant)
         return Judgement(relevance, relevant)
@@ -176,8 +176,8 @@ class CrawlPolicy:
         self.scorer.threshold = threshold
 
     def links(
-        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
-    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        self, page: Page, url: str, state: RequestState, judgement: Judgement
+    ) -> Iterator[tuple[str, float, RequestState]]:
         """``(url, score, child_state)`` for each link worth sending to the frontier: new links
         and links found again with a better score (priority upgrades)."""
         if self.hits is not None:
@@ -185,11 +185,11 @@ class CrawlPolicy:
             return
         parent = ParentState(
             url=url,
-            depth=int(state.get("d", 0)),
+            depth=state.depth,
             relevance=judgement.relevance,
             relevant=judgement.relevant,
-            inherited=float(state.get("inh", 0.0)),
-            budget=int(state.get("tb", 0)),
+            inherited=state.inherited or 0.0,
+            budget=state.tunnel_budget or 0,
         )
         memory, limits, skipped = self.memory, self.limits, self.skipped
         clean_cache = self._clean_cache
@@ -207,7 +207,7 @@ class CrawlPolicy:
         words_model = self.words
         words_weight = p.words if words_model is not None and words_model.ready else 0.0
         word_cache = self._word_cache
-        for link, score, child in self.scorer.score(page, parent):
+        for link, score, child, neighbourhood in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
             cleaned = clean_cache.get(link.url)
@@ -227,7 +227,7 @@ class CrawlPolicy:
                     voted.add(key)
                     total = votes[key] = total + vote
                 bonus = vote_bonus(total, p)
-                score += bonus * child.get("nb", 1.0) if p.vote_gated else bonus
+                score += bonus * neighbourhood if p.vote_gated else bonus
             if learn_weight:
                 # (the context is part of the key only when it is a feature: otherwise the
                 # same anchor and URL under another context would miss the cache)
@@ -251,7 +251,6 @@ class CrawlPolicy:
                 score += words_weight * words_model.lift_of(ws)  # type: ignore[union-attr]
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
-            child.pop("nb", None)
             if learner is not None:
                 # the learner's example when the child is fetched: only the anchor words it
                 # uses (lower-cased, no stop words; the same features as the raw anchor), so
@@ -261,17 +260,16 @@ class CrawlPolicy:
                     if len(anchor_words) > 100_000:
                         anchor_words.clear()
                     words = anchor_words[link.anchor] = " ".join(fast_tokens(link.anchor[:80]))
-                if words:
-                    child["a"] = words
-                if "c" in p.learn_features and link.context:
-                    child["c"] = link.context[:LEARN_CONTEXT_CHARS]
-            child["par"] = url
-            child["score"] = score
+                child.anchor = words
+                if "c" in p.learn_features:
+                    child.context = link.context[:LEARN_CONTEXT_CHARS]
+            child.parent = url
+            child.score = score
             yield target, score, child
 
     def _hits_links(
-        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
-    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        self, page: Page, url: str, state: RequestState, judgement: Judgement
+    ) -> Iterator[tuple[str, float, RequestState]]:
         """HITS: the page joins the fetched graph; its links are scored by their authority, and
         after each recomputation the queued URLs of highest authority are sent again.
 
@@ -283,7 +281,7 @@ class CrawlPolicy:
         hits = self.hits
         assert hits is not None
         p = self.scorer.p
-        depth = int(state.get("d", 0)) + 1
+        depth = state.depth + 1
         queued, memory, limits, skipped = self._hits_queued, self.memory, self.limits, self.skipped
         queued.pop(url, None)
         targets: list[str] = []
@@ -310,7 +308,7 @@ class CrawlPolicy:
             score = hits.runs + a / (1.0 + a)
             if memory.improves(target, score):
                 queued.setdefault(target, (depth, url))
-                yield target, score, {"d": depth, "par": url, "score": score}
+                yield target, score, RequestState(depth, parent=url, score=score)
         if not hits.due:
             return
         hits.recompute()
@@ -320,4 +318,4 @@ class CrawlPolicy:
                 continue  # fetched meanwhile, or forgotten
             score = hits.runs + a / (1.0 + a)
             if memory.improves(target, score):
-                yield target, score, {"d": known[0], "par": known[1], "score": score}
+                yield target, score, RequestState(known[0], parent=known[1], score=score)

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from focuscrawl.blocks import Page, TemplateLinks, partition
 from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE
 from focuseval.metrics import CrawlMetrics, CrawlRecord, evaluate
@@ -48,7 +49,8 @@ def simulate(
     frontier = MemoryFrontier()
     frontier.open()
     for url in topic.seeds:
-        frontier.push(url, SEED_SCORE, _fp(url), {"d": 0, "seed": 1, "score": SEED_SCORE})
+        seed = RequestState(seed=True, score=SEED_SCORE)
+        frontier.push(url, SEED_SCORE, _fp(url), seed.to_wire())
     log: list[CrawlRecord] = []
     while len(log) < pages:
         entry = frontier.pop()
@@ -67,9 +69,10 @@ def simulate(
         if templates is not None:
             page = _own_links(page)
             templates.mark(page)
-        judgement = policy.judge(page, entry.data)
-        for url, score, child in policy.links(page, entry.url, entry.data, judgement):
-            frontier.push(url, score, _fp(url), child)
+        state = RequestState.from_wire(entry.data)  # the frontier stores the wire form
+        judgement = policy.judge(page, state)
+        for url, score, child in policy.links(page, entry.url, state, judgement):
+            frontier.push(url, score, _fp(url), child.to_wire())
     return log
 
 
