@@ -194,6 +194,20 @@ def test_the_frontier_knows_no_change_store(graph: Graph) -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_the_page_judgement_and_the_frontier_know_no_link_strategy(graph: Graph) -> None:
+    """The page judgement (``relevance``) does not know the link strategy that learns from it,
+    and the frontier, whose request state the strategy writes, imports neither (issue 26)."""
+    bad = [
+        f"{m} imports {d}"
+        for m in algorithm_modules(graph)
+        if m.startswith(("focuscrawl.relevance", "focuscrawl.frontier"))
+        for d in sorted(graph[m])
+        if d.startswith("focuscrawl.strategy")
+        or (m.startswith("focuscrawl.frontier") and d.startswith("focuscrawl.relevance"))
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_one_tokeniser_for_the_crawler(graph: Graph) -> None:
     """The crawl's word tokeniser lives in focuscrawl.text; nothing defines another copy.
 

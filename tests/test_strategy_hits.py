@@ -16,9 +16,10 @@ from focuscrawl.blocks import partition
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.netguard import allow_private_args
 from focuscrawl.relevance.cosine import CosineModel
+from focuscrawl.relevance.judge import Judgement
 from focuscrawl.strategy.hits import HitsGraph
-from focuscrawl.strategy.policy import CrawlPolicy, Judgement
 from focuscrawl.strategy.scoring import SharkParams
+from tests.test_strategy_policy import make_policy
 
 GOLDEN = (math.sqrt(5) - 1) / 2  # 0.618…
 
@@ -123,7 +124,7 @@ def _page(url: str, links: list[tuple[str, str]]):  # type: ignore[no-untyped-de
 
 
 def test_policy_rescores_the_queue_after_each_run() -> None:
-    policy = CrawlPolicy(CosineModel(["birds", "prey"]), "hits", SharkParams(hits_every=2))
+    policy = make_policy(CosineModel(["birds", "prey"]), "hits", SharkParams(hits_every=2))
     base = "http://127.0.0.1:9/"
     relevant = Judgement(relevance=1.0, relevant=True)  # hub weight 1 (no seed scale yet)
     out1 = list(

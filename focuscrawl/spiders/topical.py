@@ -1,8 +1,9 @@
 """``scrapy crawl topical -a topic=...``: the focused crawl.
 
-The spider is an adapter: the page comes parsed from the partition middleware, the relevance
-model and the link scorer are plain objects; the spider turns their answers into an item, a
-crawl-log record and scored requests.
+The spider is an adapter: the page comes parsed from the partition middleware, the page judge
+(:class:`~focuscrawl.relevance.judge.PageJudge`) and the link policy
+(:class:`~focuscrawl.strategy.policy.CrawlPolicy`) are plain objects; the spider turns their
+answers into an item, a crawl-log record and scored requests.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from focuscrawl.frontier.urls import TrapLimits
 from focuscrawl.items import PageItem
 from focuscrawl.meta import FINGERPRINTS_META, NO_CONDITIONAL_META, PAGE_META, STATE_META
 from focuscrawl.relevance.base import PageScorer
+from focuscrawl.relevance.judge import Judgement, PageJudge
 from focuscrawl.relevance.loading import load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
 from focuscrawl.strategy.policy import CrawlPolicy
@@ -78,8 +80,13 @@ class TopicalSpider(Spider):
             adapt=s.getbool("FOCUSCRAWL_ADAPT_TOPIC"),
             retrain_every=s.getint("FOCUSCRAWL_RETRAIN_EVERY"),
         )
-        self.policy = CrawlPolicy(
+        self.page_judge = PageJudge(
             model,
+            auto_threshold=auto,
+            calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
+        )
+        self.policy = CrawlPolicy(
+            self.page_judge,
             self.strategy_arg or s.get("FOCUSCRAWL_STRATEGY"),
             SharkParams(
                 delta=s.getfloat("FOCUSCRAWL_SHARK_DELTA"),
@@ -107,8 +114,6 @@ class TopicalSpider(Spider):
                 max_path_depth=s.getint("FOCUSCRAWL_MAX_PATH_DEPTH"),
                 max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
             ),
-            auto_threshold=auto,
-            calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
         )
         if self.policy.strategy == "hits" and shared_frontier(s):
             # HITS keeps its graph in this process and re-scores the queue from it: workers
@@ -135,12 +140,20 @@ class TopicalSpider(Spider):
             type(model).__name__,
         )
 
+    page_judge: PageJudge
     policy: CrawlPolicy
     duplicates: DuplicateHook | None = None  # FOCUSCRAWL_DEDUP: set up when the spider opens
 
     @property
     def model(self) -> PageScorer:
-        return self.policy.model
+        return self.page_judge.model
+
+    def judge_page(self, page: Page, state: RequestState) -> Judgement:
+        """The fetched page's judgement, and what the link policy learns from it. Subclasses
+        extend it here (the Redis spider first judges the seed pages other workers fetched)."""
+        judgement = self.page_judge.judge(page, seed=state.seed, example=state.example)
+        self.policy.learn(page, state, judgement)
+        return judgement
 
     # -- start ----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Request]:
@@ -215,7 +228,7 @@ class TopicalSpider(Spider):
                 response.url, response.status, state, None, kind=page.kind, dup=dup.url
             )
         else:
-            judgement = self.policy.judge(page, state)
+            judgement = self.judge_page(page, state)
             relevance, relevant = judgement.relevance, judgement.relevant
             if copy is not None:
                 copy.remember(relevance)
@@ -357,7 +370,8 @@ class TopicalSpider(Spider):
         policy = getattr(self, "policy", None)  # None when the spider never opened
         for why, count in policy.skipped.items() if policy is not None else ():
             self.crawler.stats.set_value(f"focuscrawl/skip/url/{why}", count)
-        close = getattr(policy.model, "close", None) if policy is not None else None
+        judge = getattr(self, "page_judge", None)
+        close = getattr(judge.model, "close", None) if judge is not None else None
         if close is not None:
             close()  # a retraining model stops its worker
         pages = self.crawler.stats.get_value("focuscrawl/harvest/pages", 0)
