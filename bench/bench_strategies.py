@@ -139,6 +139,7 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
 
     from focuscrawl.relevance.adaptive import AdaptiveCosineModel
     from focuscrawl.relevance.cosine import CosineModel
+    from focuscrawl.relevance.judge import PageJudge
     from focuscrawl.strategy.policy import CrawlPolicy
 
     topic_name, spec = job
@@ -167,7 +168,7 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
         model = (
             AdaptiveCosineModel(tp.keywords, **adapt_args) if adapt else CosineModel(tp.keywords)
         )
-        policy = cls(model, strategy, params, auto_threshold=auto, calibrate=calib)
+        policy = cls(PageJudge(model, auto_threshold=auto, calibrate=calib), strategy, params)
         if cls is not CrawlPolicy:
             policy.labels = tp.labels  # type: ignore[attr-defined]
             policy.children = _target_children(topic_name, tp)  # type: ignore[attr-defined]
@@ -289,7 +290,9 @@ def _ceiling_policy(judge: str, order: str, cvw: float = 0.0) -> type:
     """A :class:`CrawlPolicy` that cheats with the true labels (the ceilings), or the policy."""
     from focuseval.metrics import normalize_url
 
-    from focuscrawl.strategy.policy import CrawlPolicy, Judgement
+    from focuscrawl.frontier.state import RequestState
+    from focuscrawl.relevance.judge import Judgement
+    from focuscrawl.strategy.policy import CrawlPolicy
 
     if judge == "model" and order == "strategy":
         return CrawlPolicy
@@ -299,13 +302,12 @@ def _ceiling_policy(judge: str, order: str, cvw: float = 0.0) -> type:
         children: dict[str, int]
         link_probs: dict[tuple[str, str], float]
 
-        def judge(self, page: Any, state: dict[str, Any]) -> Judgement:
-            j = super().judge(page, state)
-            if judge == "label" and not state.get("seed"):
-                j.relevant = normalize_url(page.url) in self.labels.relevant
-            return j
-
-        def links(self, page: Any, url: str, state: dict[str, Any], judgement: Judgement) -> Any:
+        def links(self, page: Any, url: str, state: RequestState, judgement: Judgement) -> Any:
+            if judge == "label" and not state.seed:
+                # the true label decides what the links inherit (the policy learnt from the
+                # model's judgement, as it does in a crawl)
+                relevant = normalize_url(page.url) in self.labels.relevant
+                judgement = Judgement(judgement.relevance, relevant)
             for target, score, child in super().links(page, url, state, judgement):
                 if order.startswith("linkcv"):
                     # the supervised link classifier's probability orders the frontier; the

@@ -77,7 +77,7 @@ FLOORS = (
     frozenset(
         {"blocks", "index", "archive", "render", "text", "topic", "defaults", "validation",
          "errors", "crawlstop", "credentials", "faults", "items", "netguard", "signals",
-         "terminal"}
+         "terminal", "meta"}
     ),
 )  # fmt: skip
 FLOOR_NAMES = ("top", "middle", "bottom")
@@ -357,6 +357,20 @@ def floor_violations(graph: Graph) -> list[str]:
 
 def test_imports_point_down_the_floors(graph: Graph) -> None:
     bad = floor_violations(graph)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_page_judgement_and_the_frontier_know_no_link_strategy(graph: Graph) -> None:
+    """The page judgement (``relevance``) does not know the link strategy that learns from it,
+    and the frontier, whose request state the strategy writes, imports neither (issue 26)."""
+    bad = [
+        f"{m} imports {d}"
+        for m in algorithm_modules(graph)
+        if m.startswith(("focuscrawl.relevance", "focuscrawl.frontier"))
+        for d in sorted(graph[m])
+        if d.startswith("focuscrawl.strategy")
+        or (m.startswith("focuscrawl.frontier") and d.startswith("focuscrawl.relevance"))
+    ]
     assert not bad, "\n".join(bad)
 
 

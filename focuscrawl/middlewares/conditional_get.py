@@ -36,6 +36,12 @@ from focuscrawl import defaults
 from focuscrawl.change.fingerprint import fingerprint
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
 from focuscrawl.credentials import RedisAuthError, first_report
+from focuscrawl.meta import (
+    CONDITIONAL_SENT_META,
+    FINGERPRINTS_META,
+    NO_CONDITIONAL_META,
+    PAGE_META,
+)
 from focuscrawl.pipelines.change import UNTRUSTED_VALIDATORS, thresholds_from
 from focuscrawl.pipelines.store_wait import transient_store_error
 
@@ -45,11 +51,6 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 logger = logging.getLogger(__name__)
-
-PAGE_META = "focuscrawl_page"
-FINGERPRINTS_META = "focuscrawl_fingerprints"
-NO_CONDITIONAL_META = "focuscrawl_no_conditional"
-_SENT_META = "focuscrawl_conditional"
 
 
 class ConditionalGetMiddleware:
@@ -119,14 +120,14 @@ class ConditionalGetMiddleware:
             request.headers[b"If-None-Match"] = fp.etag
         if fp.last_modified:
             request.headers[b"If-Modified-Since"] = fp.last_modified
-        request.meta[_SENT_META] = fp.size
+        request.meta[CONDITIONAL_SENT_META] = fp.size
         self._inc("conditional_requests")
         return None
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
-        if response.status == 304 and _SENT_META in request.meta:
+        if response.status == 304 and CONDITIONAL_SENT_META in request.meta:
             self._record_not_modified(request)
         elif 200 <= response.status < 300 and request.meta.get(PAGE_META) is not None:
             headers = {
@@ -145,7 +146,7 @@ class ConditionalGetMiddleware:
 
     def _record_not_modified(self, request: Request) -> None:
         self._inc("unchanged")
-        self._inc("not_modified_bytes_saved", int(request.meta.get(_SENT_META) or 0))
+        self._inc("not_modified_bytes_saved", int(request.meta.get(CONDITIONAL_SENT_META) or 0))
         if self.store is None:
             return
         try:

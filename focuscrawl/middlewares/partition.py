@@ -31,6 +31,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from focuscrawl import defaults
 from focuscrawl.blocks import Page, TemplateLinks, partition, rules
 from focuscrawl.blocks.decode import is_binary
+from focuscrawl.meta import PAGE_META
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PAGE_META = "focuscrawl_page"
 _HTML_TYPES = (b"html", b"xhtml")
 
 
