@@ -45,7 +45,7 @@ from focuscrawl.frontier.quarantine import QuarantineRecord
 from focuscrawl.frontier.redis_health import FrontierUnavailable
 from focuscrawl.frontier.rediswire.pipeline import SOCKET_TIMEOUTS, Batch, Command
 from focuscrawl.frontier.rediswire.replies import PopKind, push_results
-from focuscrawl.frontier.rediswire.shard import PushItem, QueueShard
+from focuscrawl.frontier.rediswire.shard import REQUEUE_BATCH, PushItem, QueueShard
 from focuscrawl.frontier.shard_keys import (  # re-exported
     SHARDS_PER_MASTER,
     frontier_prefixes,
@@ -723,7 +723,7 @@ class ShardedRedisFrontier:
             due, moved = shard.apply_requeue(reply)
             wait = shard.requeue_wait
             self._requeue_at[k] = now + (wait if 0 <= wait < longest else longest)
-            if due >= 1000:  # more than a batch expired: the rest now
+            if due >= REQUEUE_BATCH:  # more than a batch expired: the rest now
                 moved += shard.requeue_expired(force=True)
             if moved:
                 n += moved

@@ -35,7 +35,7 @@ from focuscrawl.frontier.rediswire.replies import (
 )
 from focuscrawl.frontier.rediswire.scripts import SCRIPTS
 
-__all__ = ["HOSTS_PER_PEEK", "PUSH_CHUNK", "PopAhead", "PushItem", "QueueShard"]
+__all__ = ["HOSTS_PER_PEEK", "PUSH_CHUNK", "REQUEUE_BATCH", "PopAhead", "PushItem", "QueueShard"]
 
 logger = logging.getLogger(__name__)
 
