@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from focuscrawl import defaults
 from focuscrawl.credentials import redact_url
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
 from focuscrawl.frontier.prefetch import Prefetched
@@ -112,7 +113,7 @@ class ShardedRedisFrontier:
     def from_settings(cls, settings: Any, spider_name: str) -> ShardedRedisFrontier:
         from focuscrawl.frontier.connection import frontier_options
 
-        shards = settings.getint("FOCUSCRAWL_REDIS_SHARDS", 0)
+        shards = defaults.read(settings, "FOCUSCRAWL_REDIS_SHARDS")
         frontier = cls(**frontier_options(settings, spider_name), shards=shards)
         frontier.pop_ahead = True  # its prefetch is handed in by the factory
         return frontier
