@@ -57,10 +57,16 @@ def urls_of(path: Path) -> list[str]:
 
 
 def crawl(cmd: list[str], env: dict[str, str], cwd: Path, stats: Path, fetched: Path) -> dict:
+    before = os.times()
     subprocess.run(cmd, check=True, env=env, cwd=cwd, timeout=600)
+    after = os.times()
     s = json.loads(stats.read_text())
     urls = urls_of(fetched)
+    cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
     return {
+        "cpu_per_second": cpu / s["elapsed_time_seconds"],
         "pages_per_second": s["response_received_count"] / s["elapsed_time_seconds"],
         "urls": urls,
         "hosts": len({u.split("/")[2] for u in urls}),
@@ -128,7 +134,8 @@ def main() -> int:
                 print(
                     f"round {r + 1} {name:8s} {row['pages_per_second']:6.2f} pages/s, "
                     f"{len(row['urls'])} pages on {row['hosts']} hosts "
-                    f"(top host {row['top_host_share']:.0%}), {row['relevant']} relevant",
+                    f"(top host {row['top_host_share']:.0%}), {row['relevant']} relevant, "
+                    f"CPU {row['cpu_per_second']:.2f} s/s",
                     flush=True,
                 )
 
