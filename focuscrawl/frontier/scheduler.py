@@ -15,6 +15,7 @@ acks meanwhile kept here and sent when it is back.
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from scrapy.exceptions import CloseSpider
 from focuscrawl.crawlstop import STORAGE_FAULT_EXIT
 from focuscrawl.credentials import RedisAuthError, first_report
 from focuscrawl.faults import as_fault
-from focuscrawl.frontier.base import Frontier, PushResult, host_of
+from focuscrawl.frontier.base import Frontier, FrontierEntry, PushResult, host_of
 from focuscrawl.frontier.factory import build_frontier
 from focuscrawl.frontier.guard import FrontierGuard
 from focuscrawl.frontier.journal import JobdirBusy
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 BATCH = 64  # pushes sent in one round trip at most (batching frontiers)
+HANDED_HOSTS_MAX = 4096  # hosts whose last hand-out time is kept, past it the old ones go
+HANDED_FORGET_SECONDS = 60.0  # as Scrapy forgets an idle downloader slot
 
 
 class FocusScheduler(BaseScheduler):
@@ -50,6 +53,7 @@ class FocusScheduler(BaseScheduler):
         max_pages_per_host: int = 0,
         max_pages_per_pattern: int = 0,
         max_query_variants: int = 0,
+        download_delay: float = 0.0,
     ) -> None:
         self.crawler = crawler
         self.traps = TrapCaps(max_query_variants, max_pages_per_pattern)
@@ -68,6 +72,9 @@ class FocusScheduler(BaseScheduler):
         self._replacing: list[tuple[tuple[Any, ...], bytes]] = []  # (redirect, parent) kept
         self._guard: FrontierGuard | None = None
         self._waited_for_leases = False  # the wait for leases held elsewhere was logged
+        self._delay = download_delay  # DOWNLOAD_DELAY: > 0 pops hosts past their delay first
+        self._handed: dict[str, float] = {}  # host -> when its last request was handed out
+        self._delayed = False  # the last pop skipped a host only for its download delay
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
@@ -79,6 +86,7 @@ class FocusScheduler(BaseScheduler):
             max_pages_per_host=s.getint("FOCUSCRAWL_MAX_PAGES_PER_HOST"),
             max_pages_per_pattern=s.getint("FOCUSCRAWL_MAX_PAGES_PER_PATTERN"),
             max_query_variants=s.getint("FOCUSCRAWL_MAX_QUERY_VARIANTS"),
+            download_delay=s.getfloat("DOWNLOAD_DELAY"),
         )
         # acknowledged once its outcome is handled: the spider's output consumed
         # (FrontierAckMiddleware) or a final failure (the errback); a lease (Redis) expires
@@ -344,10 +352,11 @@ class FocusScheduler(BaseScheduler):
         if self.frontier.quarantined:  # by the last pop (a Redis lease expired)
             self._report_quarantine()
         while True:  # an entry that cannot become a request is dropped: pop the next one
-            entry = guard.call(self.frontier.pop, self._busy, default=None)
+            entry = self._pop()
             if entry is None:
                 return None
             self.stats.inc_value("focuscrawl/frontier/dequeued")
+            self._note_handed(host_of(entry.url))
             if isinstance(entry.data, dict) and entry.data.get("live"):
                 request = self._live.pop(entry.fingerprint, None)
                 if request is None:  # a live request from another process (journal or Redis)
@@ -375,6 +384,43 @@ class FocusScheduler(BaseScheduler):
                 "kind are only counted (focuscrawl/skip/bad_queue_entry/%s)",
                 exc, str(url)[:200], exc.kind,
             )  # fmt: skip
+
+    def _pop(self) -> FrontierEntry | None:
+        """The best entry of a host that can be fetched now; when every queued host waits out
+        its download delay, the best of all (it waits in its downloader slot)."""
+        guard = self._guarded
+        if self._delay <= 0:
+            return guard.call(self.frontier.pop, self._busy, default=None)
+        self._delayed = False
+        entry = guard.call(self.frontier.pop, self._waiting, default=None)
+        if entry is None and self._delayed:
+            self.stats.inc_value("focuscrawl/frontier/all_hosts_delayed")
+            entry = guard.call(self.frontier.pop, self._busy, default=None)
+        return entry
+
+    def _note_handed(self, host: str) -> None:
+        now = time.monotonic()
+        handed = self._handed
+        handed[host] = now
+        if len(handed) > HANDED_HOSTS_MAX:  # bounded: hosts out of every delay are forgotten
+            self._handed = {h: t for h, t in handed.items() if now - t < HANDED_FORGET_SECONDS}
+
+    def _waiting(self, host: str) -> bool:
+        """Busy (:meth:`_busy`), or within ``DOWNLOAD_DELAY`` of its last request: handed out
+        now, a request would hold one of the engine's ``CONCURRENT_REQUESTS`` while it waits in
+        the host's downloader slot, when a request to another host could be downloading. The
+        last hand-out counts as well as the slot's last download: a request is in no slot
+        while the downloader middlewares (robots.txt, the address guard) still hold it."""
+        if self._busy(host):
+            return True
+        engine = self.crawler.engine
+        slot = engine.downloader.slots.get(host) if engine is not None else None
+        delay = slot.delay * (1 + slot.jitter) if slot is not None else self._delay
+        last = max(self._handed.get(host, 0.0), slot.lastseen if slot is not None else 0.0)
+        if delay > 0 and time.monotonic() < last + delay:
+            self._delayed = True
+            return True
+        return False
 
     def _busy(self, host: str) -> bool:
         """A host is skipped while its downloader slot is full, or (cluster) while its shared
