@@ -54,6 +54,7 @@ STRATEGIES = (
     "sharksearch-blocks",
     "sharksearch-blocks-tunnel",
     "hits",
+    "learned",
 )
 FRACTION = {"minimum": 0.0, "maximum": 1.0}
 
