@@ -7,8 +7,10 @@ succeeds and ``focuscrawl.blocks`` runs its pure-Python walk, which gives the sa
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -43,6 +45,17 @@ class OptionalBuildExt(build_ext):
             print(f"focuscrawl: {ext.name} not built ({exc}); using pure Python", file=sys.stderr)
 
 
+def cwalk_abi() -> int:
+    """``CWALK_ABI`` of focuscrawl/blocks/compiled.py (read, not imported: it is declared once)."""
+    source = Path("focuscrawl/blocks/compiled.py")
+    for node in ast.parse(source.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "CWALK_ABI" for t in node.targets
+        ):
+            return int(ast.literal_eval(node.value))
+    raise RuntimeError(f"no CWALK_ABI in {source}")
+
+
 def extensions() -> list[Extension]:
     try:
         import lxml
@@ -53,6 +66,8 @@ def extensions() -> list[Extension]:
         "focuscrawl.blocks._cwalk",
         ["focuscrawl/blocks/_cwalk.pyx"],
         include_dirs=lxml.get_include(),
+        define_macros=[("FOCUSCRAWL_CWALK_ABI", str(cwalk_abi()))],
+        depends=["focuscrawl/blocks/compiled.py"],  # a new CWALK_ABI rebuilds it
     )
     try:
         return cythonize([ext], language_level=3, quiet=True)

@@ -37,24 +37,27 @@ CHECKPOINTS = (250, 500)
 def crawl(site: Any, topic: Any, frontiers: list[Any], pages: int) -> list[CrawlRecord]:
     """The loop of :func:`focuseval.simulate.simulate`, over ``frontiers`` (one per
     worker, sharing one crawl), the workers taking turns."""
-    from focuseval.simulate import _fp, _own_links, partition
+    from focuseval.simulate import _fp, _own_links, judge_page, partition
 
     from focuscrawl.blocks import TemplateLinks
     from focuscrawl.defaults import DEFAULTS
+    from focuscrawl.frontier.state import RequestState
     from focuscrawl.relevance.adaptive import AdaptiveCosineModel
+    from focuscrawl.relevance.judge import PageJudge
     from focuscrawl.strategy.policy import CrawlPolicy
     from focuscrawl.strategy.scoring import SEED_SCORE
 
-    policy = CrawlPolicy(  # the crawl's defaults, as bench_strategies builds them
+    judge = PageJudge(  # the crawl's defaults, as bench_strategies builds them
         AdaptiveCosineModel(topic.keywords),
-        DEFAULTS["FOCUSCRAWL_STRATEGY"],
         auto_threshold=DEFAULTS["FOCUSCRAWL_AUTO_THRESHOLD"],
         calibrate=DEFAULTS["FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION"],
     )
+    policy = CrawlPolicy(judge, DEFAULTS["FOCUSCRAWL_STRATEGY"])
     templates = TemplateLinks()
     first = frontiers[0]
     for url in topic.seeds:
-        first.push(url, SEED_SCORE, _fp(url), {"d": 0, "seed": 1, "score": SEED_SCORE})
+        seed = RequestState(seed=True, score=SEED_SCORE)
+        first.push(url, SEED_SCORE, _fp(url), seed.to_wire())
     log: list[CrawlRecord] = []
     idle = 0
     while len(log) < pages and idle < len(frontiers):
@@ -75,9 +78,10 @@ def crawl(site: Any, topic: Any, frontiers: list[Any], pages: int) -> list[Crawl
                 if not page.error:
                     page = _own_links(page)
                     templates.mark(page)
-                    judgement = policy.judge(page, entry.data)
-                    for url, score, child in policy.links(page, entry.url, entry.data, judgement):
-                        items.append((url, score, _fp(url), child))
+                    state = RequestState.from_wire(entry.data)
+                    judgement = judge_page(policy, page, state)
+                    for url, score, child in policy.links(page, entry.url, state, judgement):
+                        items.append((url, score, _fp(url), child.to_wire()))
             if isinstance(frontier, MemoryFrontier):
                 for item in items:
                     frontier.push(*item)

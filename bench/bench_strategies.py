@@ -5,6 +5,11 @@ the cosine model, the page partition, the best-first frontier) in-process over t
 Wikispeedia site (:func:`focuseval.simulate.simulate`), and the table gives the
 target recall and harvest rate at 250/500/1000/2000 pages per topic, the means over the
 topics, and the ratios of the mean recall at 500 to ``bfs`` and ``bestfirst`` of the same run.
+Every table starts with the two pure references of :mod:`focuseval.oracle` (no CrawlPolicy:
+``oracle (reference)`` fetches the links to category members first, ``bfs (reference)`` in
+discovery order, over the same graph and seeds), and every row has ``×oracle`` columns at
+250/500/1000 (its mean recall / the oracle's). ``--topics`` takes short names and the sets
+``tuned``, ``dev``, ``heldout`` (:data:`focuseval.topics.TOPIC_SETS`).
 
 A configuration is a strategy with optional overrides of :class:`SharkParams` fields and of
 ``auto`` (the automatic threshold's fraction of the seed pages' mean relevance):
@@ -14,7 +19,7 @@ calibration (``FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION``); ``adapt=1|0`` the adapt
 :class:`AdaptiveCosineModel` arguments (:data:`ADAPT_KEYS`). Two ceilings use the true labels (evaluation only):
 ``judge=label`` — a perfect judge, a page is relevant iff it is a category member (its
 relevance value, which the link scores use, stays the model's); ``order=oracle`` — the
-frontier URL that is a target goes first (ties by discovery order), the others by the
+strategy reordered by labels (not a pure oracle): the frontier URL that is a target goes first (ties by discovery order), the others by the
 strategy's score; ``order=lookahead`` — as ``oracle``, and among non-targets the one linking to
 the most targets goes first (static link counts from the corpus); ``order=linkcv`` — the
 *supervised link ceiling*: a logistic regression over the link learner's features (anchor, URL,
@@ -44,31 +49,15 @@ from urllib.parse import urlsplit
 
 from focuseval.metrics import CrawlMetrics
 from focuseval.report import plot
+from focuseval.topics import WIKISPEEDIA_TOPICS, topic_names
 
 from focuscrawl import defaults
 from focuscrawl.strategy.scoring import STRATEGIES, SharkParams
 
-TOPICS = {
-    "Birds": "subject.Science.Biology.Birds",
-    "Space": "subject.Science.Physics.Space_Astronomy",
-    "Health": "subject.Science.Biology.Health_and_medicine",
-    "Chemistry": "subject.Science.Chemistry",
-    "British": "subject.History.British_History",
-    "African": "subject.Geography.African_Geography",
-    # issue 27: tune only on DEV; HELDOUT is measured, never tuned on
-    "Mammals": "subject.Science.Biology.Mammals",
-    "European": "subject.Geography.European_Geography",
-    "Politics": "subject.Citizenship.Politics_and_government",
-    "Figures": "subject.People.Historical_figures",
-    "Plants": "subject.Science.Biology.Plants",
-    "Asia": "subject.Geography.Geography_of_Asia",
-    "Food": "subject.Everyday_life.Food_and_agriculture",
-    "Railway": "subject.Design_and_Technology.Railway_transport",
-    "Ancient": "subject.History.Ancient_History_Classical_History_and_Mythology",
-}
-TUNED = ("Birds", "Space", "Health", "Chemistry", "British", "African")
-DEV = ("Mammals", "European", "Politics")
-HELDOUT = ("Figures", "Plants", "Asia", "Food", "Railway", "Ancient")
+TOPICS = WIKISPEEDIA_TOPICS  # short name → category; the sets: focuseval.topics.TOPIC_SETS
+#: the pure references (focuseval.oracle, no CrawlPolicy): table row → reference name
+REFERENCE_ROWS = {"oracle (reference)": "oracle", "bfs (reference)": "bfs"}
+RATIO_POINTS = (250, 500, 1000)  # the ×oracle columns
 CHECKPOINTS = (250, 500, 1000, 2000)
 
 _state: dict[str, Any] = {}
@@ -129,7 +118,13 @@ def _setup() -> None:
     from focuscrawl.relevance import cosine
 
     corpus = WikispeediaCorpus.open()
-    site = WikispeediaSite(corpus, loopback_hosts(8), 8000)
+    if _state.get("web") == "dressed":  # the same articles in real sites' chrome
+        from focuseval.dressed import open_dressed
+        from focuseval.testweb import DEFAULT_HOSTS
+
+        site = open_dressed(loopback_hosts(DEFAULT_HOSTS["dressed"]), 8000, corpus=corpus)
+    else:
+        site = WikispeediaSite(corpus, loopback_hosts(8), 8000)
     site.get = functools.lru_cache(maxsize=None)(site.get)  # type: ignore[method-assign]
     sim.partition = functools.lru_cache(maxsize=None)(sim.partition)  # type: ignore[assignment]
     raw_tokens = cosine.tokens
@@ -144,6 +139,7 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
 
     from focuscrawl.relevance.adaptive import AdaptiveCosineModel
     from focuscrawl.relevance.cosine import CosineModel
+    from focuscrawl.relevance.judge import PageJudge
     from focuscrawl.strategy.policy import CrawlPolicy
 
     topic_name, spec = job
@@ -172,7 +168,7 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
         model = (
             AdaptiveCosineModel(tp.keywords, **adapt_args) if adapt else CosineModel(tp.keywords)
         )
-        policy = cls(model, strategy, params, auto_threshold=auto, calibrate=calib)
+        policy = cls(PageJudge(model, auto_threshold=auto, calibrate=calib), strategy, params)
         if cls is not CrawlPolicy:
             policy.labels = tp.labels  # type: ignore[attr-defined]
             policy.children = _target_children(topic_name, tp)  # type: ignore[attr-defined]
@@ -183,6 +179,20 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
     start = time.perf_counter()
     metrics = simulate_metrics(_state["site"], topic, make_policy, pages)
     return topic_name, spec, metrics, time.perf_counter() - start
+
+
+def run_references(topic_name: str) -> tuple[str, dict[str, CrawlMetrics], float]:
+    """The pure oracle and BFS of one topic over the worker's site (:mod:`focuseval.oracle`)."""
+    from focuseval.oracle import LinkGraph, reference_metrics
+    from focuseval.topics import wikispeedia_topic
+
+    if "site" not in _state:
+        _setup()
+    graph = _state.setdefault("graph", LinkGraph(_state["site"]))
+    topic = wikispeedia_topic(_state["corpus"], _state["site"].url_for, TOPICS[topic_name])
+    start = time.perf_counter()
+    metrics = reference_metrics(graph, topic.seeds, topic.labels, _state["pages"])
+    return topic_name, metrics, time.perf_counter() - start
 
 
 ORACLE_SCORE = 1e5  # above every link score, below the seeds'
@@ -280,7 +290,9 @@ def _ceiling_policy(judge: str, order: str, cvw: float = 0.0) -> type:
     """A :class:`CrawlPolicy` that cheats with the true labels (the ceilings), or the policy."""
     from focuseval.metrics import normalize_url
 
-    from focuscrawl.strategy.policy import CrawlPolicy, Judgement
+    from focuscrawl.frontier.state import RequestState
+    from focuscrawl.relevance.judge import Judgement
+    from focuscrawl.strategy.policy import CrawlPolicy
 
     if judge == "model" and order == "strategy":
         return CrawlPolicy
@@ -290,13 +302,12 @@ def _ceiling_policy(judge: str, order: str, cvw: float = 0.0) -> type:
         children: dict[str, int]
         link_probs: dict[tuple[str, str], float]
 
-        def judge(self, page: Any, state: dict[str, Any]) -> Judgement:
-            j = super().judge(page, state)
-            if judge == "label" and not state.get("seed"):
-                j.relevant = normalize_url(page.url) in self.labels.relevant
-            return j
-
-        def links(self, page: Any, url: str, state: dict[str, Any], judgement: Judgement) -> Any:
+        def links(self, page: Any, url: str, state: RequestState, judgement: Judgement) -> Any:
+            if judge == "label" and not state.seed:
+                # the true label decides what the links inherit (the policy learnt from the
+                # model's judgement, as it does in a crawl)
+                relevant = normalize_url(page.url) in self.labels.relevant
+                judgement = Judgement(judgement.relevance, relevant)
             for target, score, child in super().links(page, url, state, judgement):
                 if order.startswith("linkcv"):
                     # the supervised link classifier's probability orders the frontier; the
@@ -348,8 +359,9 @@ def from_logs(dirs: list[Path], topics: list[str]) -> dict[tuple[str, str], Craw
     return results
 
 
-def _init(pages: int) -> None:
+def _init(pages: int, web: str = "wikispeedia") -> None:
     _state["pages"] = pages
+    _state["web"] = web
 
 
 def table(
@@ -365,32 +377,67 @@ def table(
     head = ["config", *[f"{t} @500" for t in topics]]
     head += [f"mean @{n}" for n in checkpoints] + [f"harvest @{n}" for n in checkpoints]
     head += ["×bfs @500", "×bestfirst @500"]
+    oracle = next((c for c, r in REFERENCE_ROWS.items() if r == "oracle" and c in configs), None)
+    ratio_points = [n for n in RATIO_POINTS if n in checkpoints] if oracle else []
+    head += [f"×oracle @{n}" for n in ratio_points]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for c in configs:
-        row = [f"`{c}`", *[f"{value(results[t, c], 500):.3f}" for t in topics]]
+        label = c if c in REFERENCE_ROWS else f"`{c}`"
+        row = [label, *[f"{value(results[t, c], 500):.3f}" for t in topics]]
         row += [f"{mean(c, n):.3f}" for n in checkpoints]
         row += [f"{mean(c, n, 'harvest_rate'):.3f}" for n in checkpoints]
         for base in ("bfs", "bestfirst"):
             ref = mean(base, 500) if base in configs else 0.0
             row.append(f"{mean(c, 500) / ref:.2f}" if ref else "–")
+        for n in ratio_points:
+            ref = mean(oracle, n)  # type: ignore[arg-type]
+            row.append(f"{mean(c, n) / ref:.2f}" if ref else "–")
         lines.append("| " + " | ".join(row) + " |")
     cps = " / ".join(str(n) for n in checkpoints)
-    lines += ["", f"| topic | config | recall @{cps} | harvest @{cps} |", "|---|---|---|---|"]
+    rps = " / ".join(str(n) for n in ratio_points)
+    extra = f" ×oracle @{rps} |" if ratio_points else ""
+    lines += ["", f"| topic | config | recall @{cps} | harvest @{cps} |{extra}"]
+    lines.append("|---|---|---|---|" + ("---|" if ratio_points else ""))
     for t in topics:
         for c in configs:
             m = results[t, c]
             rec = " / ".join(f"{value(m, n):.3f}" for n in checkpoints)
             har = " / ".join(f"{value(m, n, 'harvest_rate'):.3f}" for n in checkpoints)
-            lines.append(f"| {t} | `{c}` | {rec} | {har} |")
+            label = c if c in REFERENCE_ROWS else f"`{c}`"
+            line = f"| {t} | {label} | {rec} | {har} |"
+            if ratio_points:
+                refs = [value(results[t, oracle], n) for n in ratio_points]  # type: ignore[index]
+                line += (
+                    " "
+                    + " / ".join(
+                        f"{value(m, n) / r:.2f}" if r else "–"
+                        for n, r in zip(ratio_points, refs, strict=True)
+                    )
+                    + " |"
+                )
+            lines.append(line)
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--topics", default="Birds,Space,Health,Chemistry,British")
+    parser.add_argument(
+        "--topics",
+        default="Birds,Space,Health,Chemistry,British",
+        help="short names and sets (tuned, dev, heldout), comma-separated",
+    )
+    parser.add_argument(
+        "--no-references", action="store_true", help="without the pure oracle and BFS rows"
+    )
     parser.add_argument("--pages", type=int, default=2000)
     parser.add_argument("--configs", default=";".join(STRATEGIES), help="';'-separated")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--web",
+        choices=("wikispeedia", "dressed"),
+        default="wikispeedia",
+        help="dressed: the same articles in real sites' chrome (focuseval.dressed)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="also write the table here")
     parser.add_argument("--plots", type=Path, default=None, help="write <topic>.png here")
     parser.add_argument(
@@ -404,12 +451,11 @@ def main(argv: list[str] | None = None) -> int:
         help="tabulate real crawls: a `focuscrawl eval --out` folder (repeatable); no simulation",
     )
     args = parser.parse_args(argv)
-    groups = {"TUNED": TUNED, "DEV": DEV, "HELDOUT": HELDOUT}
-    topics = [x for t in args.topics.split(",") if t for x in groups.get(t, (t,))]
+    try:
+        topics = topic_names(args.topics)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from exc
     configs = [c.strip() for c in args.configs.split(";") if c.strip()]
-    for name in topics:
-        if name not in TOPICS:
-            raise SystemExit(f"unknown topic {name!r}; one of {', '.join(TOPICS)}")
     if not args.logs:
         for c in configs:
             parse_config(c)
@@ -419,13 +465,27 @@ def main(argv: list[str] | None = None) -> int:
     if root is None or not (root / "wikispeedia").exists():
         print("bench_strategies: no Wikispeedia corpus (FOCUSCRAWL_CORPORA); skipped")
         return 0
+    _state["web"] = args.web
+    results: dict[tuple[str, str], CrawlMetrics] = {}
     if args.logs:
         results = from_logs(args.logs, topics)
         configs = [c for c in configs if all((t, c) in results for t in topics)]
-    else:
-        results = {}
-        jobs = [(t, c) for c in configs for t in topics]
-        with ProcessPoolExecutor(args.workers, initializer=_init, initargs=(args.pages,)) as pool:
+    with ProcessPoolExecutor(
+        args.workers, initializer=_init, initargs=(args.pages, args.web)
+    ) as pool:
+        if not args.no_references:
+            for t, refs, secs in pool.map(run_references, topics):
+                for row, name in REFERENCE_ROWS.items():
+                    results[t, row] = refs[name]
+                cells = " ".join(f"{value(refs['oracle'], n):.3f}" for n in CHECKPOINTS)
+                print(f"{t:10s} {'oracle (reference)':50s} {cells} ({secs:.0f}s)", flush=True)
+            configs = [*REFERENCE_ROWS, *configs]
+        jobs = (
+            []
+            if args.logs
+            else [(t, c) for c in configs if c not in REFERENCE_ROWS for t in topics]
+        )
+        if jobs:
             for t, c, metrics, secs in pool.map(run_one, jobs):
                 results[t, c] = metrics
                 cells = " ".join(f"{value(metrics, n):.3f}" for n in CHECKPOINTS)

@@ -28,6 +28,10 @@ class Setting:
     minimum: float | None = 0
     maximum: float | None = None
     choices: tuple[str, ...] = ()
+    #: a research knob (weights and internals of the link scoring, the learners, tunneling,
+    #: ζ-IDOM contexts, change techniques, recrawl clusters): there for the evaluation harness
+    #: and ablations, not for a crawl to need (README: *Experimental.*)
+    experimental: bool = False
 
 
 SETTINGS: list[Setting] = []
@@ -41,9 +45,10 @@ def _add(
     minimum: float | None = 0,
     maximum: float | None = None,
     choices: tuple[str, ...] = (),
+    experimental: bool = False,
 ) -> None:
     assert name.startswith("FOCUSCRAWL_"), name
-    SETTINGS.append(Setting(name, default, doc, minimum, maximum, choices))
+    SETTINGS.append(Setting(name, default, doc, minimum, maximum, choices, experimental))
 
 
 #: the frontier strategies (``focuscrawl.strategy.scoring`` implements each; it imports this list)
@@ -87,11 +92,12 @@ _add(
     "otsu",
     "With the automatic threshold: `otsu` moves its fraction of the seeds' mean, every 25 pages from the 50th, to the Otsu split of the crawled pages' relevance (kept within 0.2-0.6); empty: the fixed `FOCUSCRAWL_AUTO_THRESHOLD`.",
     choices=("otsu", ""),
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_STRATEGY",
     "sharksearch-blocks",
-    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`, `hits` (in-process frontier only; docs/strategies.md).",
+    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`, `hits` and `learned` (in-process frontier only; docs/strategies.md).",
     choices=STRATEGIES,
 )
 _add(
@@ -164,104 +170,128 @@ _add(
     2,
     "Deliveries never acknowledged (the process or worker died while the URL was in flight: JOBDIR resume, expired Redis lease) after which a URL is quarantined instead of queued again (`JOBDIR/quarantine.jsonl`, `<prefix>:quarantine`); 0 re-queues forever.",
 )
-_add("FOCUSCRAWL_SHARK_DELTA", 0.5, "Shark-Search δ: decay of the inherited score.", **FRACTION)
+_add(
+    "FOCUSCRAWL_SHARK_DELTA",
+    0.5,
+    "Shark-Search δ: decay of the inherited score.",
+    **FRACTION,
+    experimental=True,
+)
 _add(
     "FOCUSCRAWL_SHARK_BETA",
     0.8,
     "Shark-Search β: weight of the anchor score against the context score.",
     **FRACTION,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_SHARK_GAMMA",
     0.5,
     "Shark-Search γ: weight of the inherited score against the neighbourhood score.",
     **FRACTION,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_SHARK_VOTES",
     0.5,
     "In-link votes (Shark-Search strategies): weight of the summed scaled relevance of the relevant pages linking to a URL; 0 turns votes off.",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_SHARK_VOTE_SATURATION",
     0.5,
     "Soft cap of the in-link vote total (`s·(1 − e^(−total/s))`), so that a hub linked from every relevant page cannot outrank every on-topic anchor; 0: the plain sum.",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_SHARK_VOTE_GATED",
     False,
     "Weight a URL's vote bonus by its link's own anchor/context score, so that votes lift only on-topic-looking links (better where the topic continues behind irrelevant pages, as on the synthetic web; worse on Wikispeedia).",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_LINK_LEARNER",
     0.1,
     "Online link classifier (Shark-Search strategies): naive Bayes over the link features of the fetched pages, labelled by the relevance judgement; its probability minus the prior, times this weight, is added to a link's score. 0: off.",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_LINK_LEARNER_EVERY",
     25,
     "Pages between refits of the link classifier's weights.",
     minimum=1,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_LINK_LEARNER_FEATURES",
     "auh",
     "The link classifier's features: `a` anchor words, `u` URL path words, `h` host, `c` link-context words (carried in the request).",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_LINK_WORDS",
     0.75,
     'Body-word model (Shark-Search strategies): which words occur in more of the fetched relevant pages than of the irrelevant ones (document presence, naive Bayes log-odds), applied to a link\'s anchor and URL path words; its probability minus the prior, times this weight, is added to the link score. Lifts anchors that are names ("Bald Eagle") without a topic word. 0: off.',
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_LINK_WORDS_TOP",
     200,
     "The body-word model learns only each page's this many most frequent words (what it is about, not every name it mentions once); 0: all its distinct words.",
     minimum=1,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_HITS_EVERY",
     50,
     "Strategy `hits`: pages between two recomputations of hubs and authorities over the fetched graph (the queued URLs are re-scored after each).",
     minimum=1,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_SHARK_BLOCK_MIX",
     0.5,
     "`sharksearch-blocks*`: share of the enclosing link block's relevance in a link's context score.",
     **FRACTION,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_SHARK_NOISE_FLOOR",
     0.3,
     "`sharksearch-blocks*`: score multiplier of a link whose block weight is 0 (navigation, noise); 1 ignores block weights.",
     **FRACTION,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_SHARK_NORMALIZE",
     True,
     "Page relevance enters link scores as a fraction of the seed pages' mean relevance (one scale with the anchor and context scores).",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_TUNNEL_GREY",
     True,
     "Grey tunneling: links in relevant blocks of an irrelevant page are scored from their block.",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_TUNNEL_BLACK",
     True,
     "Black tunneling: follow links out of irrelevant pages up to a depth budget.",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_TUNNEL_MAX_DEPTH",
     3,
     "Largest black-tunneling budget (irrelevant hops) a very relevant ancestor grants.",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_TUNNEL_PENALTY",
     0.1,
     "Black tunneling: score multiplier per irrelevant hop past the budget.",
     **FRACTION,
+    experimental=True,
 )
 
 # --- page partition (blocks) -------------------------------------------------------------
@@ -270,11 +300,13 @@ _add(
     3,
     "ζ of the ζ-IDOM link context: DOM levels climbed from an anchor to its aggregation node "
     "(3 = best ROC AUC for target relevance on the Wikispeedia web, bench/bench_link_context.py).",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_LINK_CONTEXT_WORDS",
     20,
     "Words of link context kept on either side of an anchor (20 = best with ζ=3, same bench).",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_TEMPLATE_LINK_SHARE",
@@ -282,12 +314,14 @@ _add(
     "A link target on at least this share of a host's pages is template (menu, footer): marked "
     "noise. 0 turns template-link marking off.",
     **FRACTION,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES",
     5,
     "Pages of a host seen before its template links are marked.",
     minimum=1,
+    experimental=True,
 )
 
 # --- relevance ---------------------------------------------------------------------------
@@ -351,6 +385,7 @@ _add(
     0.1,
     "The `doc-index` technique only (the default classifier keeps every block but the page chrome): noise blocks at least this content-like count as content; cue-marked nav/ads/footer (0.05) do not.",
     **FRACTION,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_CHANGE_NOISE",
@@ -362,6 +397,7 @@ _add(
     0,
     "The `simhash` detection technique reports a change when more bits than this differ.",
     maximum=64,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_CHANGE_DROP",
@@ -400,12 +436,14 @@ _add(
     0.2,
     "Cluster policy: fraction of each cluster fetched first as its sample.",
     **FRACTION,
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_RECRAWL_CLUSTER_THRESHOLD",
     0.3,
     "Cluster policy: recrawl the rest of a cluster when at least this fraction of its sample changed significantly.",
     **FRACTION,
+    experimental=True,
 )
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
@@ -587,6 +625,15 @@ _add(
 )
 
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SETTINGS}
+_GETTERS = {bool: "getbool", int: "getint", float: "getfloat", dict: "getdict", str: "get"}
+
+
+def read(settings: Any, name: str) -> Any:
+    """Setting ``name`` of Scrapy ``settings``, read as its default's type (``getint`` for an
+    int, …), with the registry's default when ``settings`` lack it (a component built without
+    the add-on): a read site never restates a default (``tests/test_defaults.py``)."""
+    default = DEFAULTS[name]
+    return getattr(settings, _GETTERS[type(default)])(name, default)
 
 
 def describe(setting: Setting, quote: str = "'") -> str:
@@ -621,7 +668,8 @@ def markdown_table() -> str:
     """The README's settings table."""
     rows = ["| setting | default | values | what it does |", "| --- | --- | --- | --- |"]
     for s in SETTINGS:
-        rows.append(f"| `{s.name}` | `{s.default!r}` | {describe(s, '`')} | {s.doc} |")
+        doc = f"*Experimental.* {s.doc}" if s.experimental else s.doc
+        rows.append(f"| `{s.name}` | `{s.default!r}` | {describe(s, '`')} | {doc} |")
     return "\n".join(rows)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Iterable
 
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?", re.UNICODE)
 
@@ -42,7 +41,3 @@ def fast_tokens(text: str) -> list[str]:
         if len(w) > 1 and w[0].isalpha() and w not in STOPWORDS:
             out.append(w)
     return out
-
-
-def join_texts(parts: Iterable[str]) -> str:
-    return " ".join(p for p in parts if p)

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.blocks import main_text
-from focuscrawl.blocks.css import inline_hidden, inline_sidebar, parse_sheets
+from focuscrawl.blocks.css import parse_sheets
+from focuscrawl.blocks.sheet import declares_hidden, declares_sidebar
 
 SHEET = """
 /* .commented {display:none} */
@@ -36,10 +37,10 @@ def test_rules_by_tag_class_and_id() -> None:
 
 
 def test_inline_styles() -> None:
-    assert inline_hidden("color:red; display : none")
-    assert inline_hidden("visibility:hidden")
-    assert not inline_hidden("display:block")
-    assert inline_sidebar("float:right") and not inline_sidebar("float:none")
+    assert declares_hidden("color:red; display : none")
+    assert declares_hidden("visibility:hidden")
+    assert not declares_hidden("display:block")
+    assert declares_sidebar("float:right") and not declares_sidebar("float:none")
 
 
 def test_hidden_text_is_not_main_text() -> None:

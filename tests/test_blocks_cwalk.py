@@ -17,7 +17,7 @@ from focuseval import extraction as ev
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.blocks import Page, css, kind, rules, segment, sheet, survey
+from focuscrawl.blocks import Page, caches, css, kind, rules, segment, sheet, survey
 
 partition_module = importlib.import_module(
     "focuscrawl.blocks.partition"
@@ -48,8 +48,8 @@ def _dump(page: Page) -> Any:
 
 
 def _clear_caches() -> None:
-    segment._attr_cache.clear()
-    segment._pair_cache.clear()
+    caches.attr_cache.clear()
+    caches.pair_cache.clear()
     css._sheet_cache.clear()
 
 
@@ -61,7 +61,6 @@ def _both(html: str | bytes, url: str, **kw: Any) -> tuple[Any, Any]:
     with pytest.MonkeyPatch.context() as m:
         m.setattr(partition_module, "walk", segment.walk_python)
         m.setattr(partition_module, "survey", survey.survey_python)
-        m.setattr(kind, "_word_mask_impl", [kind.word_mask_python])
         m.setattr(kind, "_names_mask_impl", [kind.names_mask_python])
         m.setattr(partition_module, "_compiled_assemble", None)
         m.setattr(css, "_cue_starts_impl", css.cue_starts_python)
@@ -191,7 +190,7 @@ def test_cue_scan_is_the_regex(text: str) -> None:
 
 
 _class_value = st.lists(
-    st.one_of(st.sampled_from(sorted(segment._WORD_TABLE)), st.text(max_size=5)), max_size=8
+    st.one_of(st.sampled_from(sorted(caches.WORD_TABLE)), st.text(max_size=5)), max_size=8
 ).map("".join)
 
 
@@ -204,7 +203,7 @@ def test_class_words_match_the_regex(value: str) -> None:
     _clear_caches()
     fast = feature_info(value)
     _clear_caches()
-    assert fast == segment._feature_info(value)
+    assert fast == caches.feature_info(value)
     _clear_caches()
 
 

@@ -18,7 +18,7 @@ from focuseval import hostile_pages as hp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.blocks import Page, css, kind, markup, partition, rules, segment, survey
+from focuscrawl.blocks import Page, caches, css, kind, markup, partition, rules, segment, survey
 from focuscrawl.blocks.sheet import Braces, strip_at_rules, strip_comments
 
 partition_module = importlib.import_module("focuscrawl.blocks.partition")
@@ -125,8 +125,8 @@ def test_the_walk_stops_at_its_element_budget_with_what_came_before() -> None:
 
 def test_caches_keep_no_giant_values() -> None:
     partition(hp.long_class_name(100_000), URL)
-    assert all(len(c) + len(i) <= segment.CACHED_VALUE_CHARS for c, i in segment._pair_cache)
-    assert all(len(v) <= segment.CACHED_VALUE_CHARS for v in segment._attr_cache)
+    assert all(len(c) + len(i) <= caches.CACHED_VALUE_CHARS for c, i in caches.pair_cache)
+    assert all(len(v) <= caches.CACHED_VALUE_CHARS for v in caches.attr_cache)
 
 
 # ---- the compiled code and the pure-Python reference agree on hostile pages -----------------
@@ -162,7 +162,6 @@ def test_compiled_and_python_agree(name: str, monkeypatch: pytest.MonkeyPatch) -
     fast = _dump(partition(html, URL, max_links=budgets["max_links"]))
     monkeypatch.setattr(partition_module, "walk", segment.walk_python)
     monkeypatch.setattr(partition_module, "survey", survey.survey_python)
-    monkeypatch.setattr(kind, "_word_mask_impl", [kind.word_mask_python])
     monkeypatch.setattr(kind, "_names_mask_impl", [kind.names_mask_python])
     monkeypatch.setattr(partition_module, "_compiled_assemble", None)
     monkeypatch.setattr(css, "_cue_starts_impl", css.cue_starts_python)

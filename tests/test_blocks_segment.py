@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.blocks import rules
-from focuscrawl.blocks.segment import _WORDS_RE, _trie_pattern
+from focuscrawl.blocks.caches import WORDS_RE
+from focuscrawl.blocks.sheet import trie_pattern
 
 _EVERY = sorted(
     {
@@ -28,7 +29,7 @@ _PLAIN = re.compile("|".join(map(re.escape, _EVERY)))  # longest first: the refe
 
 
 def test_trie_pattern_prefers_the_longer_word() -> None:
-    pattern = re.compile(_trie_pattern(["foot", "footer", "ad"]))
+    pattern = re.compile(trie_pattern(["foot", "footer", "ad"]))
     assert pattern.findall("x-footer foot ad-footnote") == ["footer", "foot", "ad", "foot"]
 
 
@@ -43,4 +44,4 @@ _pieces = (
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_pieces, max_size=8).map("".join))
 def test_trie_pattern_matches_like_the_longest_first_alternation(value: str) -> None:
-    assert _WORDS_RE.findall(value) == _PLAIN.findall(value)
+    assert WORDS_RE.findall(value) == _PLAIN.findall(value)

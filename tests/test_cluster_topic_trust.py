@@ -113,5 +113,5 @@ def test_forged_seed_pages_are_ignored_and_counted(redis_url: str, redis_client:
     assert stats.get_value("focuscrawl/skip/bad_calibration_entry") == len(forged)
     for kind, n in (("json", 2), ("url", 1), ("kind", 1), ("html", 2)):
         assert stats.get_value(f"focuscrawl/skip/bad_calibration_entry/{kind}") == n
-    assert worker.policy._seed_scores  # the good record was judged as a seed
+    assert worker.page_judge.seed_scores  # the good record was judged as a seed
     worker.spider_closed_redis(worker)

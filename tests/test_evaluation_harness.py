@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from focuseval.harness import build_topic, crawl_command, evaluate_topic
+from focuseval.harness import build_topic, crawl_command, eval_site, evaluate_topic
 from focuseval.metrics import Labels, evaluate_log
 from focuseval.report import topic_report, write_topic_report
 from focuseval.topics import EvalTopic, write_topic_toml
@@ -73,10 +73,18 @@ def test_topic_file_and_crawl_command(tmp_path: Path) -> None:
 def test_tiny_real_run_on_the_synthetic_web(tmp_path: Path, testweb_synthetic: Any) -> None:
     topic = build_topic("synthetic", "birds", testweb_synthetic, None)
     assert topic.seeds == testweb_synthetic.seeds["birds"]
+    from focuseval.oracle import LinkGraph
+
+    graph = LinkGraph(eval_site("synthetic", testweb_synthetic, None))
     report = evaluate_topic(
-        "synthetic", topic, ["bestfirst"], 60, tmp_path, 240, testweb_synthetic.allow_private
+        "synthetic", topic, ["bestfirst"], 60, tmp_path, 240, testweb_synthetic.allow_private, graph
     )
     run = report["strategies"]["bestfirst"]
+    # the references over the served site's graph, from the same seeds, for as many pages
+    oracle = report["references"]["oracle"]
+    assert oracle["fetched"] == 60 and oracle["relevant"] >= run["relevant"]
+    assert report["references"]["bfs"]["fetched"] == 60
+    assert set(run["x_oracle"]) == {"250", "500", "1000"} and run["judge"]["judged"] > 0
     assert run["returncode"] == 0
     assert 60 <= run["fetched"] <= 80  # CLOSESPIDER_PAGECOUNT stops it a little after 60
     log = Path(run["crawl_log"])

@@ -15,6 +15,7 @@ from focuscrawl.defaults import DEFAULTS
 from focuscrawl.frontier.redis import RedisFrontier
 from focuscrawl.frontier.requests import decode, encode
 from focuscrawl.frontier.scheduler import FocusScheduler
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.trust import BadEntry, check_entry
 from focuscrawl.spiders.topical import TopicalSpider
 from tests.frontier_contract import fp
@@ -29,7 +30,8 @@ def spider() -> TopicalSpider:
 
 
 def link(spider: TopicalSpider, url: str = "http://a.test/p", **kw: Any) -> Request:
-    meta = {"focuscrawl": {"d": 1, "score": 0.5, "par": "http://a.test/", "a": "owl"}, "depth": 1}
+    state = RequestState(1, anchor="owl", parent="http://a.test/", score=0.5)
+    meta = {"focuscrawl": state, "depth": 1}
     return Request(url, errback=spider.errback, meta={**meta, **kw.pop("meta", {})}, **kw)
 
 
@@ -47,6 +49,8 @@ def test_the_spiders_requests_round_trip(spider: TopicalSpider) -> None:
                                  "redirect_ttl", "retry_times", "is_start_request"}  # fmt: skip
     again = decode(request.url, fp(request.url), data, spider)
     assert again.errback == spider.errback and again.callback is None
+    # the state travels in its wire form and comes back as the record it was
+    assert data["meta"]["focuscrawl"] == {"d": 1, "a": "owl", "par": "http://a.test/", "score": 0.5}
     assert again.meta["focuscrawl"] == request.meta["focuscrawl"]
     assert again.headers["Referer"] == b"http://a.test/"
     assert "download_timeout" not in again.meta

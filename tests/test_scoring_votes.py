@@ -9,10 +9,10 @@ from scrapy.utils.test import get_crawler
 
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.defaults import DEFAULTS
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.spiders.topical import TopicalSpider
-from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SharkParams, vote_bonus
-from tests.test_strategy_policy import KeywordModel
+from tests.test_strategy_policy import KeywordModel, judge, make_policy
 
 
 def make_page(url: str, text: str, links: list[tuple[str, str]]) -> Page:
@@ -33,15 +33,15 @@ def hub_and_anchor_scores(saturation: float, gated: bool = False) -> tuple[float
     """A hub linked (off-topic anchor) from ten relevant pages against an on-topic anchor
     linked from one: their best scores after the ten pages."""
     params = SharkParams(votes=0.5, vote_saturation=saturation, vote_gated=gated)
-    policy = CrawlPolicy(KeywordModel(), "sharksearch-blocks", params)
+    policy = make_policy(KeywordModel(), "sharksearch-blocks", params)
     best: dict[str, float] = {}
     for i in range(10):
         links = [("http://b.test/hub", "country")]
         if i == 9:
             links.append(("http://b.test/owl", "bird"))
         page = make_page(f"http://a.test/{i}", "bird bird bird", links)
-        judgement = policy.judge(page, {"d": 1})
-        for url, score, _ in policy.links(page, page.url, {"d": 1}, judgement):
+        judgement = judge(policy, page, RequestState(1))
+        for url, score, _ in policy.links(page, page.url, RequestState(1), judgement):
             best[url] = max(best.get(url, 0.0), score)
     return best["http://b.test/hub"], best["http://b.test/owl"]
 
@@ -54,15 +54,20 @@ def test_saturated_votes_let_an_on_topic_anchor_beat_a_hub_of_many_in_links() ->
 
 
 def test_gated_votes_do_not_lift_a_link_whose_anchor_is_off_topic() -> None:
-    policy = CrawlPolicy(
+    policy = make_policy(
         KeywordModel(), "sharksearch-blocks", SharkParams(votes=5.0, vote_gated=True)
     )
-    plain = CrawlPolicy(KeywordModel(), "sharksearch-blocks", SharkParams(votes=0.0))
+    plain = make_policy(KeywordModel(), "sharksearch-blocks", SharkParams(votes=0.0))
     hub = Link("http://b.test/hub", "country", "", 1, "link", 1.0)
     blocks = [Block(0, "text", "bird bird", 1.0), Block(1, "link", "country", 1.0, links=[hub])]
     page = Page("http://a.test/1", "t", blocks, [hub])
     scores = [
-        {url: score for url, score, _ in p.links(page, page.url, {"d": 1}, p.judge(page, {"d": 1}))}
+        {
+            url: score
+            for url, score, _ in p.links(
+                page, page.url, RequestState(1), judge(p, page, RequestState(1))
+            )
+        }
         for p in (policy, plain)
     ]
     assert scores[0] == scores[1]  # anchor and block off topic: the vote adds nothing

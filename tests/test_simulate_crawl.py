@@ -11,6 +11,7 @@ from focuseval.site import Resource
 from focuseval.topics import EvalTopic
 
 from focuscrawl.relevance.cosine import CosineModel
+from focuscrawl.relevance.judge import PageJudge
 from focuscrawl.strategy.policy import CrawlPolicy
 
 HOST = "web.test"
@@ -51,7 +52,9 @@ def test_simulator_marks_template_links_without_touching_cached_pages(
 ) -> None:
     urls = [f"http://{HOST}/p{i}" for i in range(N)]
     topic = EvalTopic("birds", ["bird"], [urls[0]], Labels.from_urls(urls), "test")
-    policy = CrawlPolicy(CosineModel(["bird"]), "sharksearch-blocks", auto_threshold=0.35)
+    policy = CrawlPolicy(
+        PageJudge(CosineModel(["bird"]), auto_threshold=0.35), "sharksearch-blocks"
+    )
     seen_template: list[bool] = []
     links = policy.links
 

@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from focuscrawl.blocks import partition
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.netguard import allow_private_args
 from focuscrawl.relevance.cosine import CosineModel
+from focuscrawl.relevance.judge import Judgement
 from focuscrawl.strategy.hits import HitsGraph
-from focuscrawl.strategy.policy import CrawlPolicy, Judgement
 from focuscrawl.strategy.scoring import SharkParams
+from tests.test_strategy_policy import make_policy
 
 GOLDEN = (math.sqrt(5) - 1) / 2  # 0.618…
 
@@ -122,14 +124,14 @@ def _page(url: str, links: list[tuple[str, str]]):  # type: ignore[no-untyped-de
 
 
 def test_policy_rescores_the_queue_after_each_run() -> None:
-    policy = CrawlPolicy(CosineModel(["birds", "prey"]), "hits", SharkParams(hits_every=2))
+    policy = make_policy(CosineModel(["birds", "prey"]), "hits", SharkParams(hits_every=2))
     base = "http://127.0.0.1:9/"
     relevant = Judgement(relevance=1.0, relevant=True)  # hub weight 1 (no seed scale yet)
     out1 = list(
         policy.links(
             _page(base + "h1", [(base + "a", "Eagle"), (base + "b", "Owl")]),
             base + "h1",
-            {"d": 0, "seed": 1},
+            RequestState(seed=True),
             relevant,
         )
     )
@@ -139,7 +141,7 @@ def test_policy_rescores_the_queue_after_each_run() -> None:
         policy.links(
             _page(base + "h2", [(base + "a", "Eagle"), (base + "c", "Hawk")]),
             base + "h2",
-            {"d": 1, "par": base + "h1"},
+            RequestState(1, parent=base + "h1"),
             relevant,
         )
     )
@@ -150,8 +152,8 @@ def test_policy_rescores_the_queue_after_each_run() -> None:
     assert [u for u, _, _ in rescored][0] == base + "a"
     assert all(s > 1 for _, s, _ in rescored)  # one run done: above every earlier score
     by_url = {u: (s, c) for u, s, c in rescored}
-    assert by_url[base + "b"][1]["par"] == base + "h1"  # re-sent with its own parent, depth
-    assert by_url[base + "b"][1]["d"] == 1
+    assert by_url[base + "b"][1].parent == base + "h1"  # re-sent with its own parent, depth
+    assert by_url[base + "b"][1].depth == 1
     assert by_url[base + "a"][0] > by_url[base + "b"][0]
 
 

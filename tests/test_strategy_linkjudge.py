@@ -6,6 +6,8 @@ import numpy as np
 
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.frontier.state import RequestState
+from focuscrawl.relevance.judge import PageJudge
 from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
@@ -15,7 +17,7 @@ STATIC = (1.0, 0.5, 1.0, 0.4, 0.0, 0.0)  # bias, parent relevance, relevant, sha
 
 def add(judge: LinkJudge, url: str, block: str, host: str = "h") -> int:
     slots = (judge.slot("page", block), judge.slot(host, block), judge.slot(host))
-    return judge.add(url, [], STATIC, slots, {"d": 1}, True)
+    return judge.add(url, [], STATIC, slots, RequestState(1), True)
 
 
 def score(judge: LinkJudge, row: int) -> float:
@@ -108,10 +110,11 @@ def crawl(pages: int, weight: float = 1.0) -> list[str]:
 
     # no votes, no body words: the judge's model alone can tell the blocks apart
     params = SharkParams(votes=0.0, words=0.0, judge_weight=weight, judge_explore=0.0)
-    policy = CrawlPolicy(KeywordModel(), "learned", params)
+    policy = CrawlPolicy(PageJudge(KeywordModel()), "learned", params)
     frontier = MemoryFrontier()
     frontier.open()
-    frontier.push("http://w/bird/0", SEED_SCORE, fp("http://w/bird/0"), {"d": 0, "seed": 1})
+    seed = RequestState(seed=True, score=SEED_SCORE)
+    frontier.push("http://w/bird/0", SEED_SCORE, fp("http://w/bird/0"), seed.to_wire())
     fetched = []
     while len(fetched) < pages:
         entry = frontier.pop()
@@ -119,9 +122,11 @@ def crawl(pages: int, weight: float = 1.0) -> list[str]:
             break
         fetched.append(entry.url)
         p = fetch(entry.url)
-        judgement = policy.judge(p, entry.data)
-        for url, s, child in policy.links(p, entry.url, entry.data, judgement):
-            frontier.push(url, s, fp(url), child)
+        state = RequestState.from_wire(entry.data)
+        judgement = policy.page_judge.judge(p, seed=state.seed, example=state.example)
+        policy.learn(p, state, judgement)
+        for url, s, child in policy.links(p, entry.url, state, judgement):
+            frontier.push(url, s, fp(url), child.to_wire())
     return fetched
 
 

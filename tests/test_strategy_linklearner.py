@@ -5,11 +5,12 @@ import random
 import pytest
 
 from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.frontier.state import RequestState
+from focuscrawl.relevance.judge import otsu
 from focuscrawl.strategy.linklearner import LinkLearner, link_features
-from focuscrawl.strategy.policy import CrawlPolicy, otsu
 from focuscrawl.strategy.scoring import SharkParams
 from focuscrawl.text import fast_tokens
-from tests.test_strategy_policy import KeywordModel
+from tests.test_strategy_policy import KeywordModel, judge, make_policy
 
 
 def test_link_features_are_anchor_url_and_host_words() -> None:
@@ -76,37 +77,52 @@ def _page(url: str, text: str, links: list[tuple[str, str]]) -> Page:
 
 def test_policy_learns_from_fetched_children_and_lifts_similar_anchors() -> None:
     params = SharkParams(learn=1.0, learn_every=1)
-    policy = CrawlPolicy(KeywordModel(), "sharksearch", params, auto_threshold=0.5)
+    policy = make_policy(KeywordModel(), "sharksearch", params, auto_threshold=0.5)
     seed = _page("http://a.test/s", "bird bird", [("http://a.test/o1", "The Barn-Owl, of 1902")])
-    judgement = policy.judge(seed, {"seed": 1})
-    (child,) = [c for _, _, c in policy.links(seed, seed.url, {"seed": 1}, judgement)]
+    judgement = judge(policy, seed, RequestState(seed=True))
+    (child,) = [c for _, _, c in policy.links(seed, seed.url, RequestState(seed=True), judgement)]
     # the anchor's words the learner uses travel with the child (lower-cased, no stop words,
     # no numbers: fewer bytes per queued request), and give the raw anchor's features
-    assert child["a"] == "barn-owl"
-    assert link_features(child["a"], "http://x/") == link_features(
+    assert child.anchor == "barn-owl"
+    assert link_features(child.anchor, "http://x/") == link_features(
         "The Barn-Owl, of 1902", "http://x/"
     )
     # owl links led to relevant pages, town links to irrelevant ones
     for i in range(6):
-        policy.judge(_page(f"http://a.test/o{i}", "bird bird", []), {"par": "s", "a": "owl"})
-        policy.judge(_page(f"http://a.test/t{i}", "town road", []), {"par": "s", "a": "town"})
+        judge(
+            policy,
+            _page(f"http://a.test/o{i}", "bird bird", []),
+            RequestState(parent="s", anchor="owl"),
+        )
+        judge(
+            policy,
+            _page(f"http://a.test/t{i}", "town road", []),
+            RequestState(parent="s", anchor="town"),
+        )
     assert policy.learner is not None and policy.learner.ready
     page = _page("http://a.test/p", "bird song", [("http://b/1", "owl"), ("http://b/2", "town")])
-    scores = {u: s for u, s, _ in policy.links(page, page.url, {"d": 1}, policy.judge(page, {}))}
+    scores = {
+        u: s
+        for u, s, _ in policy.links(
+            page, page.url, RequestState(1), judge(policy, page, RequestState())
+        )
+    }
     assert scores["http://b/1"] > scores["http://b/2"] + 0.5
 
 
 def test_otsu_calibration_moves_the_threshold_within_its_range() -> None:
-    policy = CrawlPolicy(KeywordModel(), "sharksearch", auto_threshold=0.35, calibrate="otsu")
-    policy.judge(_page("http://a.test/s", "bird bird bird bird", []), {"seed": 1})  # mean 1.0
-    assert policy.model.threshold == pytest.approx(0.35)
+    policy = make_policy(KeywordModel(), "sharksearch", auto_threshold=0.35, calibrate="otsu")
+    judge(
+        policy, _page("http://a.test/s", "bird bird bird bird", []), RequestState(seed=True)
+    )  # mean 1.0
+    assert policy.page_judge.model.threshold == pytest.approx(0.35)
     # crawled pages: most at 0.1 of the seeds, a relevant mode at 0.8 or more
     for i in range(50):
         text = (
             "bird bird bird bird bird town" if i % 3 == 0 else "bird road town lane hill a b c d e"
         )
-        policy.judge(_page(f"http://a.test/{i}", text, []), {"par": "s"})
-    assert 0.2 < policy.model.threshold <= 0.6
-    assert policy.model.threshold != pytest.approx(0.35)
+        judge(policy, _page(f"http://a.test/{i}", text, []), RequestState(parent="s"))
+    assert 0.2 < policy.page_judge.model.threshold <= 0.6
+    assert policy.page_judge.model.threshold != pytest.approx(0.35)
     with pytest.raises(ValueError):
-        CrawlPolicy(KeywordModel(), "sharksearch", calibrate="median")
+        make_policy(KeywordModel(), "sharksearch", calibrate="median")

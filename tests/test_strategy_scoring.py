@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.strategy.scoring import LinkScorer, ParentState, SharkParams, tunnel_budget
 
 
@@ -23,9 +24,11 @@ def page() -> Page:
     return Page("http://a.test/", "t", blocks, [content, noise, related])
 
 
-def scores(strategy: str, parent: ParentState, **params: object) -> dict[str, tuple[float, dict]]:
+def scores(
+    strategy: str, parent: ParentState, **params: object
+) -> dict[str, tuple[float, RequestState]]:
     scorer = LinkScorer(strategy, keyword_scorer, 0.3, SharkParams(**params))  # type: ignore[arg-type]
-    return {link.url: (s, state) for link, s, state in scorer.score(page(), parent)}
+    return {link.url: (s, state) for link, s, state, _ in scorer.score(page(), parent)}
 
 
 def test_bfs_scores_by_depth() -> None:
@@ -40,13 +43,13 @@ def test_sharksearch_formula() -> None:
     anchor, context = 1.0, keyword_scorer("bird bird nest")
     expected = p.gamma * p.delta * 0.9 + (1 - p.gamma) * (p.beta * anchor + (1 - p.beta) * context)
     assert s == pytest.approx(expected)
-    assert state["inh"] == pytest.approx(p.delta * 0.9)
+    assert state.inherited == pytest.approx(p.delta * 0.9)
 
 
 def test_irrelevant_parent_passes_on_decayed_inherited_score() -> None:
     parent = ParentState("http://a.test/", 0, 0.1, False, inherited=0.4)
     _, state = scores("sharksearch", parent)["http://a.test/c"]
-    assert state["inh"] == pytest.approx(0.5 * 0.4)
+    assert state.inherited == pytest.approx(0.5 * 0.4)
 
 
 def test_link_blocks_sink_noise_and_lift_relevant_link_blocks() -> None:
@@ -64,20 +67,20 @@ def test_grey_tunneling_scores_links_from_their_relevant_block() -> None:
     parent = ParentState("http://a.test/", 0, 0.1, False, inherited=0.0, budget=2)
     on = scores("sharksearch-blocks-tunnel", parent)
     off = scores("sharksearch-blocks-tunnel", parent, grey=False)
-    assert on["http://a.test/r"][1]["inh"] > 0 == off["http://a.test/r"][1]["inh"]
+    assert on["http://a.test/r"][1].inherited > 0 == off["http://a.test/r"][1].inherited
     assert on["http://a.test/r"][0] > off["http://a.test/r"][0]
 
 
 def test_black_tunneling_budget_resets_on_relevant_and_runs_out() -> None:
     relevant = ParentState("http://a.test/", 0, 1.0, True)
-    assert scores("sharksearch-blocks-tunnel", relevant)["http://a.test/c"][1]["tb"] == 3
+    assert scores("sharksearch-blocks-tunnel", relevant)["http://a.test/c"][1].tunnel_budget == 3
     weak = ParentState("http://a.test/", 0, 0.31, True)
-    assert scores("sharksearch-blocks-tunnel", weak)["http://a.test/c"][1]["tb"] == 1
+    assert scores("sharksearch-blocks-tunnel", weak)["http://a.test/c"][1].tunnel_budget == 1
     spent = ParentState("http://a.test/", 0, 0.0, False, budget=0)
     left = ParentState("http://a.test/", 0, 0.0, False, budget=2)
     s_spent = scores("sharksearch-blocks-tunnel", spent)["http://a.test/c"]
     s_left = scores("sharksearch-blocks-tunnel", left)["http://a.test/c"]
-    assert (s_spent[1]["tb"], s_left[1]["tb"]) == (-1, 1)
+    assert (s_spent[1].tunnel_budget, s_left[1].tunnel_budget) == (-1, 1)
     assert s_spent[0] == pytest.approx(0.1 * s_left[0])
 
 
@@ -94,14 +97,14 @@ def test_unknown_strategy_is_a_clear_error() -> None:
 def test_inherited_score_uses_relevance_on_the_seed_scale() -> None:
     scorer = LinkScorer("sharksearch", keyword_scorer, 0.1, SharkParams())
     parent = ParentState("http://a.test/", 0, 0.2, True)
-    raw = {link.url: state["inh"] for link, _, state in scorer.score(page(), parent)}
+    raw = {link.url: state.inherited for link, _, state, _ in scorer.score(page(), parent)}
     scorer.reference = 0.4  # the seeds' mean relevance
-    scaled = {link.url: state["inh"] for link, _, state in scorer.score(page(), parent)}
+    scaled = {link.url: state.inherited for link, _, state, _ in scorer.score(page(), parent)}
     assert raw["http://a.test/c"] == pytest.approx(0.5 * 0.2)
     assert scaled["http://a.test/c"] == pytest.approx(0.5 * 0.2 / 0.4)
     unscaled = LinkScorer("sharksearch", keyword_scorer, 0.1, SharkParams(normalize=False))
     unscaled.reference = 0.4
-    off = {link.url: state["inh"] for link, _, state in unscaled.score(page(), parent)}
+    off = {link.url: state.inherited for link, _, state, _ in unscaled.score(page(), parent)}
     assert off == raw
 
 
@@ -120,6 +123,6 @@ def test_grey_tunneling_on_the_seed_scale_needs_a_block_as_relevant_as_the_seeds
     scorer = LinkScorer("sharksearch-blocks-tunnel", keyword_scorer, 0.1, SharkParams())
     scorer.reference = 0.8  # seeds' mean relevance: block 2 (1.0) reaches it, block 0 (0.67) not
     parent = ParentState("http://a.test/", 0, 0.05, False, inherited=0.0, budget=2)
-    inh = {link.url: state["inh"] for link, _, state in scorer.score(page(), parent)}
+    inh = {link.url: state.inherited for link, _, state, _ in scorer.score(page(), parent)}
     assert inh["http://a.test/r"] == pytest.approx(0.5 * 1.0)
     assert inh["http://a.test/c"] == 0.0

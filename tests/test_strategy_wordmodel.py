@@ -5,11 +5,11 @@ import math
 import pytest
 
 from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.relevance.cosine import CosineModel
-from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SharkParams
 from focuscrawl.strategy.wordmodel import BodyWordModel, link_words
-from tests.test_strategy_policy import KeywordModel
+from tests.test_strategy_policy import KeywordModel, judge, make_policy
 
 
 def test_link_words_are_the_distinct_anchor_and_url_path_words() -> None:
@@ -71,15 +71,26 @@ def _crawl(words: float) -> dict[str, float]:
     """Relevant pages mention eagles in their text (never in an anchor); irrelevant ones do
     not. Then a page links to an eagle name, a town name and a name never seen."""
     params = SharkParams(learn=0.0, words=words, words_top=0, learn_every=1)
-    policy = CrawlPolicy(KeywordModel(), "sharksearch", params, auto_threshold=0.5)
-    policy.judge(_page("http://a.test/s", "bird bird eagle", []), {"seed": 1})
+    policy = make_policy(KeywordModel(), "sharksearch", params, auto_threshold=0.5)
+    judge(policy, _page("http://a.test/s", "bird bird eagle", []), RequestState(seed=True))
     for i in range(6):
-        policy.judge(_page(f"http://a.test/b{i}", "bird eagle bird owl", []), {"par": "s"})
-        policy.judge(_page(f"http://a.test/t{i}", "town road market", []), {"par": "s"})
+        judge(
+            policy,
+            _page(f"http://a.test/b{i}", "bird eagle bird owl", []),
+            RequestState(parent="s"),
+        )
+        judge(
+            policy, _page(f"http://a.test/t{i}", "town road market", []), RequestState(parent="s")
+        )
     links = [("http://b/Bald_Eagle", "Bald Eagle"), ("http://b/X", "Market Town")]
     links.append(("http://b/Y", "Sutton Hoo"))
     page = _page("http://a.test/p", "bird song", links)
-    return {u: s for u, s, _ in policy.links(page, page.url, {"d": 1}, policy.judge(page, {}))}
+    return {
+        u: s
+        for u, s, _ in policy.links(
+            page, page.url, RequestState(1), judge(policy, page, RequestState())
+        )
+    }
 
 
 def test_policy_lifts_anchors_named_by_the_words_of_relevant_pages() -> None:
@@ -103,8 +114,10 @@ def test_cosine_model_gives_a_pages_most_frequent_terms_ties_to_the_rarer() -> N
 
 def test_policy_takes_the_cosine_models_terms_of_the_judged_page() -> None:
     params = SharkParams(words=1.0, words_top=2)
-    policy = CrawlPolicy(CosineModel(["bird"]), "sharksearch", params, auto_threshold=0.5)
-    policy.judge(_page("http://a.test/s", "bird bird owl owl owl nest", []), {"seed": 1})
+    policy = make_policy(CosineModel(["bird"]), "sharksearch", params, auto_threshold=0.5)
+    judge(
+        policy, _page("http://a.test/s", "bird bird owl owl owl nest", []), RequestState(seed=True)
+    )
     assert policy.words is not None
     assert set(policy.words.counts) == {"owl", "bird"}
 

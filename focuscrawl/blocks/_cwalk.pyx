@@ -37,21 +37,30 @@ from lxml.includes.tree cimport const_xmlChar, xmlAttr, xmlNode
 
 import re
 
-from focuscrawl.blocks import rules
-from focuscrawl.blocks import segment as _py
-from focuscrawl.blocks import sheet as _sheet
+# Only leaf modules of the package (docs/blocks.md, "What may be compiled"): none of them
+# imports this module or a module that does, so it loads whoever asks for it first.
+from focuscrawl.blocks import caches, frames, rules, sheet
 from focuscrawl.blocks import survey as _survey
 
 cetree.import_lxml__etree()
 
-# What the Python side expects of this module (partition.py / segment.py / css.py check it):
-# a module built from an older _cwalk.pyx is ignored rather than called with new arguments.
-ABI = 8
+cdef extern from *:
+    """
+    #ifndef FOCUSCRAWL_CWALK_ABI
+    #define FOCUSCRAWL_CWALK_ABI -1  /* built without setup.py: never taken as current */
+    #endif
+    """
+    const int FOCUSCRAWL_CWALK_ABI
 
-# segment's caches, shared with the Python walk (cleared in place, never rebound): held here as
-# typed dicts, so a look-up is a C call, not a module attribute and a method call per element.
-cdef dict _ATTR_CACHE = _py._attr_cache
-cdef dict _PAIR_CACHE = _py._pair_cache
+# compiled.CWALK_ABI when this module was built (setup.py compiles it in): a module built from
+# an older _cwalk.pyx is ignored rather than called with new arguments.
+ABI = FOCUSCRAWL_CWALK_ABI
+
+# The class/id caches shared with the Python walk (caches.py; cleared in place, never rebound):
+# held here as typed dicts, so a look-up is a C call, not a module attribute and a method call
+# per element.
+cdef dict _ATTR_CACHE = caches.attr_cache
+cdef dict _PAIR_CACHE = caches.pair_cache
 
 cdef enum:
     F_SKIP = 1
@@ -90,7 +99,7 @@ cdef int _tag_flags(str tag):
     return flags
 
 
-# The class/id words as a trie over ASCII (segment._word_flags' alternation, matched in C):
+# The class/id words as a trie over ASCII (caches.WORDS_RE's alternation, matched in C):
 # node 0 is the root; _NEXT[node * 128 + ch] is the child (0: none); _END[node] the flags
 # (1 negative, 2 positive, 4 unlikely, 8 maybe-candidate) + 16 when a word ends at the node.
 cdef int* _NEXT = NULL
@@ -99,7 +108,7 @@ cdef int* _END = NULL
 
 cdef int _build_trie() except -1:
     global _NEXT, _END
-    cdef list words = sorted(_py._WORD_TABLE)
+    cdef list words = sorted(caches.WORD_TABLE)
     cdef int nodes = 1 + sum(len(w) for w in words)
     cdef int n = 1, node, ch, i
     _NEXT = <int*>calloc(nodes * 128, sizeof(int))
@@ -116,7 +125,7 @@ cdef int _build_trie() except -1:
                 _NEXT[node * 128 + ch] = n
                 n += 1
             node = _NEXT[node * 128 + ch]
-        neg, pos, unlikely, maybe = _py._WORD_TABLE[word]
+        neg, pos, unlikely, maybe = caches.WORD_TABLE[word]
         _END[node] = 16 | (1 if neg else 0) | (2 if pos else 0) | (4 if unlikely else 0) | (
             8 if maybe else 0)
     return 0
@@ -239,13 +248,13 @@ def kind_word_mask_of(names):
 
 
 cdef tuple _feature_info(str value):
-    """segment._feature_info with the words matched in C (same result, same cache)."""
+    """caches.feature_info with the words matched in C (same result, same cache)."""
     cdef tuple hit = _ATTR_CACHE.get(value)
     if hit is not None:
         return hit
     cdef int flags = _word_flags(value.lower())
     if flags < 0:
-        return _py._feature_info(value)
+        return caches.feature_info(value)
     cdef double weight = (_CLASS_WEIGHT if flags & 2 else 0.0) - (_CLASS_WEIGHT if flags & 1 else 0.0)
     cdef tuple info = (weight, (flags & 4) != 0, (flags & 8) != 0)
     if len(_ATTR_CACHE) < 100_000 and len(value) <= _CACHED_VALUE_CHARS:
@@ -254,7 +263,7 @@ cdef tuple _feature_info(str value):
 
 
 cdef tuple _attr_info_missed(str cls, str el_id):
-    """segment._attr_info over the compiled word matcher, for a pair the caller did not find in
+    """caches.attr_info over the compiled word matcher, for a pair the caller did not find in
     ``_PAIR_CACHE``: computed, then cached."""
     cdef double weight = 0.0
     cdef bint unlikely = False, maybe = False
@@ -274,11 +283,11 @@ cdef tuple _attr_info_missed(str cls, str el_id):
 
 
 cdef double _CLASS_WEIGHT = rules.CLASS_WEIGHT
-cdef Py_ssize_t _CACHED_VALUE_CHARS = _py.CACHED_VALUE_CHARS
+cdef Py_ssize_t _CACHED_VALUE_CHARS = caches.CACHED_VALUE_CHARS
 
 
 cdef class Frame:
-    """An open (then closed) block element and its subtree totals (see ``segment.Frame``)."""
+    """An open (then closed) block element and its subtree totals (see ``frames.Frame``)."""
 
     cdef public str tag
     cdef public Py_ssize_t pre, post, depth
@@ -661,7 +670,7 @@ cdef class _Walker:
                 self.unrecorded += 1
                 if self.seg is None:  # (as a recorded link would)
                     self.new_segment()
-                self.lstack.append(_py.UNRECORDED)
+                self.lstack.append(frames.UNRECORDED)
                 self.in_link += 1
             elif href:
                 at = self.n_starts - 1 - levels
@@ -734,10 +743,10 @@ cdef class _Walker:
         return 0
 
 
-_INLINE_HIDDEN = _py.inline_hidden
+_INLINE_HIDDEN = sheet.declares_hidden
 cdef frozenset _MODAL_ROLES = rules.MODAL_ROLES
 cdef frozenset _CHROME_ROLES = rules.CHROME_ROLES
-_INLINE_SIDEBAR = _py.inline_sidebar
+_INLINE_SIDEBAR = sheet.declares_sidebar
 cdef double _SIDEBAR_STYLE_WEIGHT = rules.SIDEBAR_STYLE_WEIGHT
 cdef Py_ssize_t _MAX_LABELS = rules.MAX_LABELS
 cdef Py_ssize_t _MAX_CUE_CLIMB = rules.MAX_CUE_CLIMB
@@ -884,7 +893,7 @@ cdef object _finish(_Walker w, dict cuts):
         w.pending = None
     if w.unrecorded:
         cuts["links"] = w.unrecorded
-    return _py.Walk(w.frames, w.segments, w.links, w.words, [], cuts, w.buttons)
+    return frames.Walk(w.frames, w.segments, w.links, w.words, [], cuts, w.buttons)
 
 
 cdef inline Py_ssize_t _put_word(int okind, void* odata, Py_ssize_t pos, str word):
@@ -1348,7 +1357,7 @@ cdef enum:
 
 cdef int _cue_kinds(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noexcept:
     """Whether ``text[a:b].lower()`` holds a hiding and / or a floating declaration (the
-    ``css._hidden`` / ``css._sidebar`` searches: at every position, overlapping ones too)."""
+    ``sheet.declares_hidden`` / ``sheet.declares_sidebar`` searches: at every position, overlapping ones too)."""
     cdef int out = 0, w = 0, v = 0
     cdef Py_ssize_t i = a
     while True:
@@ -1555,7 +1564,7 @@ def sheet_rules(str sheet, Py_ssize_t limit):
 
 
 def feature_info(str value):
-    """The compiled ``segment._feature_info`` (for tests: it bypasses no cache)."""
+    """The compiled ``caches.feature_info`` (for tests: it bypasses no cache)."""
     return _feature_info(value)
 
 

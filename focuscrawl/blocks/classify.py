@@ -17,7 +17,7 @@ import re
 from bisect import bisect_left
 
 from focuscrawl.blocks import rules
-from focuscrawl.blocks.segment import Frame, Segment, Walk
+from focuscrawl.blocks.frames import Frame, Segment, Walk
 
 _SENTENCE_END = re.compile(r"\.( |$)")
 _P_LIKE = frozenset({"p", "pre", "td"})

@@ -17,7 +17,7 @@ from typing import Any
 from lxml import etree
 
 from focuscrawl.blocks import rules
-from focuscrawl.blocks.css import inline_hidden
+from focuscrawl.blocks.sheet import declares_hidden
 
 
 def noise_cue(kind: str, frame: Any) -> str:
@@ -57,7 +57,7 @@ def _label(el: etree._Element) -> str:
     if el.get("hidden") is not None or el.get("aria-hidden") == "true":
         return ""
     style = el.get("style")
-    if style and inline_hidden(style):
+    if style and declares_hidden(style):
         return ""
     texts = islice(el.itertext(), rules.MAX_LABEL_TEXT_NODES)
     words: list[str] = []

@@ -42,19 +42,11 @@ def names_mask_python(names: Iterable[str]) -> int:
     return word_mask_python(" ".join(names).lower())
 
 
-_word_mask_impl: list[Callable[[str], int]] = []
 _names_mask_impl: list[Callable[[Iterable[str]], int]] = []
 
 
-def _word_mask() -> Callable[[str], int]:
-    if not _word_mask_impl:  # looked up on first use (compiled.py)
-        compiled = cwalk()
-        _word_mask_impl.append(compiled.kind_word_mask if compiled else word_mask_python)
-    return _word_mask_impl[0]
-
-
 def _names_mask() -> Callable[[Iterable[str]], int]:
-    if not _names_mask_impl:
+    if not _names_mask_impl:  # looked up on first use (compiled.py)
         compiled = cwalk()
         _names_mask_impl.append(compiled.kind_word_mask_of if compiled else names_mask_python)
     return _names_mask_impl[0]

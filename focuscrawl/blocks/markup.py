@@ -157,7 +157,7 @@ _impl: Callable[[str, int, int], tuple[list[tuple[int, int]], int, int]] | None 
 
 def _markup_cuts() -> Callable[[str, int, int], tuple[list[tuple[int, int]], int, int]]:
     global _impl
-    if _impl is None:  # looked up on first use, as css.py does: _cwalk imports segment.py
+    if _impl is None:  # looked up on first use, as css.py does
         compiled = cwalk()
         _impl = compiled.markup_cuts if compiled is not None else markup_cuts_python
     return _impl

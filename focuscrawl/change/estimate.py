@@ -114,8 +114,3 @@ def scheduling_rate(visits: Sequence[tuple[float, str]], prior: float) -> float:
         return prior
     observed = visits[-1][0] - visits[0][0]
     return rate + (0.5 / observed if observed > 0 else prior)
-
-
-def prob_changed(rate: float, elapsed: float) -> float:
-    """P(at least one change in ``elapsed``) for a Poisson rate."""
-    return -math.expm1(-rate * max(0.0, elapsed))

@@ -26,12 +26,12 @@ from focuscrawl.credentials import redact_text
 from focuscrawl.frontier.base import host_of
 from focuscrawl.frontier.connection import redis_cluster
 from focuscrawl.frontier.factory import redis_url
+from focuscrawl.meta import HOST_SLOT_META
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
 logger = logging.getLogger(__name__)
-SLOT_META = "_focuscrawl_host_slot"
 RELEASE_EVERY = 0.1  # seconds a released host slot may wait for the next round trip
 
 
@@ -132,7 +132,7 @@ class ClusterPolitenessMiddleware:
                 waited = True
                 stats.inc_value("focuscrawl/cluster/politeness/waited")
             await maybe_deferred_to_future(deferLater(reactor, wait, lambda: None))
-        request.meta[SLOT_META] = (host, token)
+        request.meta[HOST_SLOT_META] = (host, token)
         return None
 
     def process_response(
@@ -152,7 +152,7 @@ class ClusterPolitenessMiddleware:
     def _release(self, request: Request) -> None:
         import redis
 
-        slot = request.meta.pop(SLOT_META, None)
+        slot = request.meta.pop(HOST_SLOT_META, None)
         if slot is not None:
             try:
                 self.gate.release(*slot)

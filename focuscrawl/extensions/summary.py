@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from scrapy import Spider, signals
 
+from focuscrawl.frontier.state import state_of
 from focuscrawl.signals import page_fetched, request_failed
 
 if TYPE_CHECKING:
@@ -88,7 +89,8 @@ class CrawlSummary:
         reason = failure_reason(failure)
         self.failures[reason.split(":")[0]] += 1
         request = failure.request  # type: ignore[attr-defined]
-        if (request.meta.get("focuscrawl") or {}).get("d", 1) == 0 and len(self.failed) < MAX_SEEDS:
+        state = state_of(request.meta)
+        if state is not None and state.depth == 0 and len(self.failed) < MAX_SEEDS:
             self.failed[request.url] = reason
 
     def seed_outcomes(self, spider: Spider) -> dict[str, str]:

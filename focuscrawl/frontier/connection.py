@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from focuscrawl import defaults
 from focuscrawl.credentials import with_env_password
 
 
@@ -22,17 +23,17 @@ def frontier_options(settings: Any, spider_name: str) -> dict[str, Any]:
     return {
         "url": redis_url(settings),
         "prefix": prefix % {"spider": spider_name},
-        "lease": settings.getfloat("FOCUSCRAWL_REDIS_LEASE", 300.0),
-        "capacity": settings.getint("FOCUSCRAWL_REDIS_CAPACITY", 1_000_000),
-        "bloom_error_rate": settings.getfloat("FOCUSCRAWL_REDIS_BLOOM_ERROR_RATE", 0.0),
-        "retry_timeout": settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0),
-        "quarantine_after": settings.getint("FOCUSCRAWL_QUARANTINE_AFTER", 2),
+        "lease": defaults.read(settings, "FOCUSCRAWL_REDIS_LEASE"),
+        "capacity": defaults.read(settings, "FOCUSCRAWL_REDIS_CAPACITY"),
+        "bloom_error_rate": defaults.read(settings, "FOCUSCRAWL_REDIS_BLOOM_ERROR_RATE"),
+        "retry_timeout": defaults.read(settings, "FOCUSCRAWL_REDIS_RETRY_TIMEOUT"),
+        "quarantine_after": defaults.read(settings, "FOCUSCRAWL_QUARANTINE_AFTER"),
     }
 
 
 def redis_cluster(settings: Any) -> bool:
     """Whether the Redis URL names a node of a Redis Cluster (``FOCUSCRAWL_REDIS_CLUSTER``)."""
-    return bool(settings.getbool("FOCUSCRAWL_REDIS_CLUSTER", False))
+    return bool(defaults.read(settings, "FOCUSCRAWL_REDIS_CLUSTER"))
 
 
 def connect(url: str, cluster: bool | None = None, **kwargs: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from focuscrawl import defaults
 from focuscrawl.frontier.base import Frontier
 from focuscrawl.frontier.connection import redis_cluster, redis_url
 from focuscrawl.frontier.memory import MemoryFrontier
@@ -13,11 +14,9 @@ from focuscrawl.frontier.quarantine import QUARANTINE_FILE
 
 __all__ = ["build_frontier", "redis_url"]
 
-DEFAULT_PREFETCH = "focuscrawl.change.store_redis.prefetch_command"
-
 
 def build_frontier(settings: Any, spider_name: str) -> Frontier:
-    backend = settings.get("FOCUSCRAWL_FRONTIER", "memory")
+    backend = defaults.read(settings, "FOCUSCRAWL_FRONTIER")
     if backend == "redis" or (backend == "memory" and redis_url(settings)):
         frontier: Any
         if redis_cluster(settings):  # sharded: the record is read on its own master's shard
@@ -29,9 +28,7 @@ def build_frontier(settings: Any, spider_name: str) -> Frontier:
 
             frontier = RedisFrontier.from_settings(settings, spider_name)
         # the change store's read sent with each pop: handed in, named by a setting
-        prefetch = load_prefetch(
-            settings.get("FOCUSCRAWL_FRONTIER_PREFETCH", DEFAULT_PREFETCH) or ""
-        )
+        prefetch = load_prefetch(defaults.read(settings, "FOCUSCRAWL_FRONTIER_PREFETCH") or "")
         if prefetch is not None:
             frontier.prefetch = lambda url, wait: prefetch(frontier.url, url, wait)
         return frontier
@@ -39,6 +36,6 @@ def build_frontier(settings: Any, spider_name: str) -> Frontier:
     journal = os.path.join(jobdir, "frontier.jsonl") if jobdir else None
     return MemoryFrontier(
         journal,
-        quarantine_after=settings.getint("FOCUSCRAWL_QUARANTINE_AFTER", 2),
+        quarantine_after=defaults.read(settings, "FOCUSCRAWL_QUARANTINE_AFTER"),
         quarantine_path=os.path.join(jobdir, QUARANTINE_FILE) if jobdir else None,
     )

@@ -43,10 +43,6 @@ class Journal:
         self._size = 0
         self.broken: OSError | None = None
 
-    @property
-    def is_open(self) -> bool:
-        return self._fd is not None
-
     def open(self) -> None:
         """Open the (compacted) journal for appending; make the reserve if it is missing."""
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)

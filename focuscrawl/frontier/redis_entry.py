@@ -8,13 +8,17 @@ import zlib
 from typing import Any
 
 from focuscrawl.frontier.base import FrontierEntry
+from focuscrawl.frontier.state import WIRE_KEYS
+from focuscrawl.meta import STATE_META
 
 # Entries are ``fplen fp flags deflate(url-rest \0 json)``. The deflate preset dictionary holds
 # the JSON keys of the scheduler's request data and common URL parts, then the entry's own
 # ``scheme://host`` (its host is in the key the entry sits under, so the URL is stored without
 # that prefix and a parent URL on the same host compresses to a back-reference). The request's
 # ``meta["focuscrawl"]["score"]`` is the entry's score: stored once, in the packed score.
-# A 220-byte entry takes about 80 bytes. Changing any of this changes ENTRY_FORMAT (a crawl's
+# A 220-byte entry takes about 80 bytes. The request state's keys are its wire form
+# (:meth:`~focuscrawl.frontier.state.RequestState.to_wire`). Changing any of this (or the wire
+# keys) changes ENTRY_FORMAT (a crawl's
 # keys record the format they were written in).
 ENTRY_FORMAT = 2
 MAX_ENTRY_BYTES = 1 << 20  # a deflate bomb planted in Redis stops here
@@ -26,6 +30,7 @@ _ZDICT = (
 )
 _SCHEMES = ("", "https://", "http://")  # flags & 3: the URL prefix left out (0: verbatim)
 _SCORE_IN_META = 4  # flags & 4: meta["focuscrawl"]["score"] was the entry's score
+_SCORE = WIRE_KEYS["score"]  # the score's key in the request state's wire form
 _ATTEMPT_SHIFT = 3  # flags >> 3: unacknowledged deliveries (set by the requeue script)
 
 
@@ -45,11 +50,11 @@ def encode_entry(
             flags, prefix = code, scheme + host
             break
     meta = data.get("meta")
-    fc = meta.get("focuscrawl") if isinstance(meta, dict) else None
-    if isinstance(fc, dict) and type(fc.get("score")) is float and fc["score"] == score:
+    fc = meta.get(STATE_META) if isinstance(meta, dict) else None
+    if isinstance(fc, dict) and type(fc.get(_SCORE)) is float and fc[_SCORE] == score:
         data = {
             **data,
-            "meta": {**meta, "focuscrawl": {k: v for k, v in fc.items() if k != "score"}},
+            "meta": {**meta, STATE_META: {k: v for k, v in fc.items() if k != _SCORE}},
         }  # type: ignore[dict-item]
         flags |= _SCORE_IN_META
     body = json.dumps(data, separators=(",", ":")) if data else ""
@@ -72,7 +77,7 @@ def decode_entry(rest: bytes, score: float, host: str) -> FrontierEntry:
     url, _, body = text.partition(b"\0")
     data = json.loads(body) if body else {}
     if flags & _SCORE_IN_META:
-        data["meta"]["focuscrawl"]["score"] = score
+        data["meta"][STATE_META][_SCORE] = score
     return FrontierEntry(
         url=prefix + url.decode(),
         score=score,

@@ -1,7 +1,8 @@
 """Request ⇄ frontier data: only what is needed to rebuild a request, as JSON-able values.
 
-The common case — a GET from the spider with ``meta = {"focuscrawl": {...}, "depth": n}`` and
-the default callback — becomes ``{"meta": {...}}``; anything else adds only its differing fields.
+The common case — a GET from the spider with ``meta = {"focuscrawl": RequestState(...), "depth":
+n}`` and the default callback — becomes ``{"meta": {...}}``, the request state in its compact wire
+form (:meth:`~.state.RequestState.to_wire`); anything else adds only its differing fields.
 
 Data read back may come from anyone who can write to the frontier's Redis: :func:`decode` rebuilds
 only what :mod:`.trust` allows and raises :class:`~.trust.BadEntry` otherwise; :func:`encode`
@@ -14,6 +15,7 @@ from typing import Any
 
 from scrapy import Request, Spider
 
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.trust import (
     HEADERS,
     METHODS,
@@ -22,15 +24,16 @@ from focuscrawl.frontier.trust import (
     check_entry,
     meta_rules,
 )
+from focuscrawl.meta import CONDITIONAL_SENT_META, ENTRY_FP_META, HOST_SLOT_META, STATE_META
 
 __all__ = ["FP_META", "BadEntry", "decode", "encode", "score_of"]
 
-FP_META = "_focuscrawl_fp"  # hex fingerprint of the frontier entry a request was popped from
+FP_META = ENTRY_FP_META  # hex fingerprint of the frontier entry a request was popped from
 # meta Scrapy's components add while a request is processed, not needed to rebuild it
 _TRANSIENT_META = frozenset(
     {
         FP_META, "download_slot", "download_latency", "_slot_key", "download_timeout",
-        "focuscrawl_conditional", "_focuscrawl_host_slot", "_dont_cache", "cached_response",
+        CONDITIONAL_SENT_META, HOST_SLOT_META, "_dont_cache", "cached_response",
         "cache_timestamp",
     }
 )  # fmt: skip
@@ -39,9 +42,13 @@ _ENV_PROXY_META = ("proxy", "_scheme_proxy", "_auth_proxy")
 
 
 def score_of(request: Request) -> float:
-    meta = request.meta.get("focuscrawl")
-    if isinstance(meta, dict) and "score" in meta:
-        return float(meta["score"])
+    """The request state's score; the request's priority when it carries none."""
+    state = request.meta.get(STATE_META)
+    if isinstance(state, RequestState):
+        if state.score is not None:
+            return state.score
+    elif isinstance(state, dict) and "score" in state:  # a wire dict, built by hand
+        return float(state["score"])
     return float(request.priority)
 
 
@@ -53,6 +60,9 @@ def encode(request: Request, spider: Spider) -> dict[str, Any]:
     if meta.get("_scheme_proxy"):
         for key in _ENV_PROXY_META:
             meta.pop(key, None)
+    state = meta.get(STATE_META)
+    if isinstance(state, RequestState):
+        meta[STATE_META] = state.to_wire()
     if meta:
         allowed = meta_rules(spider)
         for key in meta:
@@ -92,6 +102,8 @@ def decode(url: str, fingerprint: bytes, data: dict[str, Any], spider: Spider) -
     :mod:`.trust` (the caller drops and counts it)."""
     check_entry(url, data, spider)
     meta = dict(data.get("meta") or {})
+    if STATE_META in meta:
+        meta[STATE_META] = RequestState.from_wire(meta[STATE_META])
     meta[FP_META] = fingerprint.hex()
     return Request(
         url,

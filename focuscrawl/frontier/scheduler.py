@@ -1,9 +1,10 @@
 """``FocusScheduler``: Scrapy's ``SCHEDULER`` over a focuscrawl frontier.
 
-Scores are floats read from ``request.meta["focuscrawl"]["score"]`` (else the request's
-integer priority). The frontier de-duplicates by request fingerprint, moves a URL up when it is
-found again with a better score, and pops around hosts whose downloader slot is full, so one
-host with many high scores neither starves the others nor stalls the crawl.
+Scores are floats read from the request state (``request.meta["focuscrawl"].score``, a
+:class:`~.state.RequestState`; else the request's integer priority). The frontier de-duplicates
+by request fingerprint, moves a URL up when it is found again with a better score, and pops
+around hosts whose downloader slot is full, so one host with many high scores neither starves
+the others nor stalls the crawl.
 
 Faults (:mod:`focuscrawl.frontier.guard`): a JOBDIR another crawl uses, an evicting Redis or
 refused credentials stop the crawl at start with one line; a full disk under the JOBDIR journal

@@ -20,6 +20,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from focuscrawl.frontier.state import NUMERIC_WIRE_KEYS
+from focuscrawl.meta import NO_CONDITIONAL_META, RENDER_META, STATE_META
+
 MAX_URL = 8192  # characters; Scrapy's URLLENGTH_LIMIT (2083) already drops longer links
 MAX_LIST = 100  # items in a list value (redirect history, status codes, flags)
 MAX_INT = 1 << 31
@@ -54,7 +57,8 @@ def _is_reason_list(v: Any) -> bool:
 
 
 def _is_state(v: Any) -> bool:
-    """``meta["focuscrawl"]``: the spider's link state, a flat dict of JSON scalars."""
+    """``meta["focuscrawl"]``: the request state's wire form (:mod:`.state`), a flat dict of
+    JSON scalars."""
     if not isinstance(v, dict) or len(v) > 64:
         return False
     for key, value in v.items():
@@ -66,13 +70,13 @@ def _is_state(v: Any) -> bool:
             return False
     return all(
         isinstance(v.get(k, 0), int | float) and not isinstance(v.get(k, 0), bool)
-        for k in ("score", "d", "inh", "tb")
+        for k in NUMERIC_WIRE_KEYS
     )
 
 
 #: meta key → check of its value; any other key makes the entry bad
 META_RULES: dict[str, Callable[[Any], bool]] = {
-    "focuscrawl": _is_state,
+    STATE_META: _is_state,
     "depth": _is_count,
     "is_start_request": _is_flag,
     "handle_httpstatus_list": _is_status_list,
@@ -81,10 +85,10 @@ META_RULES: dict[str, Callable[[Any], bool]] = {
     "redirect_times": _is_count,
     "redirect_ttl": _is_count,
     "retry_times": _is_count,
-    "focuscrawl_no_conditional": _is_flag,
+    NO_CONDITIONAL_META: _is_flag,
     # a shell page to fetch again in the browser (FOCUSCRAWL_RENDER_JS=auto); the worker's
     # RenderMiddleware still checks the host, and sets scrapy-playwright's own keys itself
-    "focuscrawl_render": _is_flag,
+    RENDER_META: _is_flag,
 }
 #: named in the log when found: keys that would let a queue entry steer the downloader
 DANGEROUS_META = frozenset(

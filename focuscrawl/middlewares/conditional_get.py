@@ -32,9 +32,16 @@ from itemadapter import ItemAdapter, is_item
 from scrapy import signals
 from scrapy.exceptions import CloseSpider, NotConfigured
 
+from focuscrawl import defaults
 from focuscrawl.change.fingerprint import fingerprint
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
 from focuscrawl.credentials import RedisAuthError, first_report
+from focuscrawl.meta import (
+    CONDITIONAL_SENT_META,
+    FINGERPRINTS_META,
+    NO_CONDITIONAL_META,
+    PAGE_META,
+)
 from focuscrawl.pipelines.change import UNTRUSTED_VALIDATORS, thresholds_from
 from focuscrawl.pipelines.store_wait import transient_store_error
 
@@ -45,11 +52,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PAGE_META = "focuscrawl_page"
-FINGERPRINTS_META = "focuscrawl_fingerprints"
-NO_CONDITIONAL_META = "focuscrawl_no_conditional"
-_SENT_META = "focuscrawl_conditional"
-
 
 class ConditionalGetMiddleware:
     def __init__(self, crawler: Crawler, *, conditional: bool = True) -> None:
@@ -58,14 +60,14 @@ class ConditionalGetMiddleware:
         self.stats = crawler.stats
         self.conditional = conditional
         self.thresholds = thresholds_from(crawler.settings)
-        self.validate_every = crawler.settings.getint("FOCUSCRAWL_CHANGE_VALIDATE_EVERY", 10)
+        self.validate_every = defaults.read(crawler.settings, "FOCUSCRAWL_CHANGE_VALIDATE_EVERY")
         self.store: ChangeStore | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalGetMiddleware:
-        if not crawler.settings.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+        if not defaults.read(crawler.settings, "FOCUSCRAWL_CHANGE_ENABLED"):
             raise NotConfigured("FOCUSCRAWL_CHANGE_ENABLED is off")
-        mw = cls(crawler, conditional=crawler.settings.getbool("FOCUSCRAWL_CONDITIONAL_GET", True))
+        mw = cls(crawler, conditional=defaults.read(crawler.settings, "FOCUSCRAWL_CONDITIONAL_GET"))
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
@@ -118,14 +120,14 @@ class ConditionalGetMiddleware:
             request.headers[b"If-None-Match"] = fp.etag
         if fp.last_modified:
             request.headers[b"If-Modified-Since"] = fp.last_modified
-        request.meta[_SENT_META] = fp.size
+        request.meta[CONDITIONAL_SENT_META] = fp.size
         self._inc("conditional_requests")
         return None
 
     def process_response(
         self, request: Request, response: Response, spider: Spider | None = None
     ) -> Response:
-        if response.status == 304 and _SENT_META in request.meta:
+        if response.status == 304 and CONDITIONAL_SENT_META in request.meta:
             self._record_not_modified(request)
         elif 200 <= response.status < 300 and request.meta.get(PAGE_META) is not None:
             headers = {
@@ -144,7 +146,7 @@ class ConditionalGetMiddleware:
 
     def _record_not_modified(self, request: Request) -> None:
         self._inc("unchanged")
-        self._inc("not_modified_bytes_saved", int(request.meta.get(_SENT_META) or 0))
+        self._inc("not_modified_bytes_saved", int(request.meta.get(CONDITIONAL_SENT_META) or 0))
         if self.store is None:
             return
         try:
@@ -163,7 +165,7 @@ class ChangeFingerprintMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangeFingerprintMiddleware:
-        if not crawler.settings.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+        if not defaults.read(crawler.settings, "FOCUSCRAWL_CHANGE_ENABLED"):
             raise NotConfigured("FOCUSCRAWL_CHANGE_ENABLED is off")
         return cls()
 

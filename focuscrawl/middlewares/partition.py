@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING
 
 from scrapy.http import HtmlResponse, Response, TextResponse
 
+from focuscrawl import defaults
 from focuscrawl.blocks import Page, TemplateLinks, partition, rules
 from focuscrawl.blocks.decode import is_binary
-from focuscrawl.blocks.partition import DEFAULT_CONTEXT_LEVELS, DEFAULT_CONTEXT_WORDS
+from focuscrawl.meta import PAGE_META
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PAGE_META = "focuscrawl_page"
 _HTML_TYPES = (b"html", b"xhtml")
 
 
@@ -68,13 +68,11 @@ class PartitionMiddleware:
         assert crawler.stats is not None
         return cls(
             crawler.stats,
-            max_page_bytes=settings.getint("FOCUSCRAWL_MAX_PAGE_BYTES", 5 * 1024 * 1024),
-            context_levels=settings.getint(
-                "FOCUSCRAWL_LINK_CONTEXT_LEVELS", DEFAULT_CONTEXT_LEVELS
-            ),
-            context_words=settings.getint("FOCUSCRAWL_LINK_CONTEXT_WORDS", DEFAULT_CONTEXT_WORDS),
+            max_page_bytes=defaults.read(settings, "FOCUSCRAWL_MAX_PAGE_BYTES"),
+            context_levels=defaults.read(settings, "FOCUSCRAWL_LINK_CONTEXT_LEVELS"),
+            context_words=defaults.read(settings, "FOCUSCRAWL_LINK_CONTEXT_WORDS"),
             template_links=_template_links(settings),
-            max_links=settings.getint("FOCUSCRAWL_MAX_LINKS_PER_PAGE", rules.MAX_LINKS_PER_PAGE),
+            max_links=defaults.read(settings, "FOCUSCRAWL_MAX_LINKS_PER_PAGE"),
         )
 
     def process_response(
@@ -154,10 +152,10 @@ class PartitionMiddleware:
 
 
 def _template_links(settings: BaseSettings) -> TemplateLinks | None:
-    share = settings.getfloat("FOCUSCRAWL_TEMPLATE_LINK_SHARE", rules.TEMPLATE_SHARE)
+    share = defaults.read(settings, "FOCUSCRAWL_TEMPLATE_LINK_SHARE")
     if share <= 0:
         return None  # template-link marking off
     return TemplateLinks(
-        min_pages=settings.getint("FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES", rules.TEMPLATE_MIN_PAGES),
+        min_pages=defaults.read(settings, "FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES"),
         share=min(share, 1.0),
     )

@@ -30,6 +30,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse
 from scrapy.utils.httpobj import urlparse_cached
 
+from focuscrawl.meta import NO_CONDITIONAL_META, RENDER_META
 from focuscrawl.render import browser
 from focuscrawl.render.policy import RenderPolicy
 from focuscrawl.render.shell import scan
@@ -43,11 +44,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-RENDER_META = "focuscrawl_render"
 PLAYWRIGHT_META = ("playwright", "playwright_context_kwargs")
 STATS = "focuscrawl/render"
 HANDLER = "focuscrawl.middlewares.render_handler.GuardedPlaywrightHandler"
-MIDDLEWARE = "focuscrawl.middlewares.render.RenderMiddleware"
 
 
 class RenderMiddleware:
@@ -111,7 +110,7 @@ class RenderMiddleware:
             return response
         self.stats.inc_value(f"{STATS}/requested")
         logger.debug("Render %s: %s", request.url, ", ".join(verdict.reasons))
-        meta = {**request.meta, RENDER_META: True, "focuscrawl_no_conditional": True}
+        meta = {**request.meta, RENDER_META: True, NO_CONDITIONAL_META: True}
         return request.replace(meta=meta, dont_filter=True)
 
     def process_exception(

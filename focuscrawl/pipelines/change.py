@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 from itemadapter import ItemAdapter
 from scrapy.exceptions import CloseSpider, DropItem, NotConfigured
 
+from focuscrawl import defaults
 from focuscrawl.change.classify import GONE, Change, classify
 from focuscrawl.change.content import content_of_text, noise_rules
 from focuscrawl.change.fingerprint import Fingerprints, Thresholds, index_hash
@@ -70,12 +71,12 @@ def lying_validators(old: Fingerprints, new: Fingerprints) -> bool:
 
 def thresholds_from(settings: Any) -> Thresholds:
     return Thresholds(
-        min_terms=settings.getint("FOCUSCRAWL_CHANGE_MIN_TERMS", 1),
-        min_fraction=settings.getfloat("FOCUSCRAWL_CHANGE_MIN_FRACTION", 0.0),
-        mask_dates=settings.getbool("FOCUSCRAWL_CHANGE_MASK_DATES", False),
-        simhash_bits=settings.getint("FOCUSCRAWL_CHANGE_SIMHASH_BITS", 0),
-        min_block_weight=settings.getfloat("FOCUSCRAWL_CHANGE_MIN_BLOCK_WEIGHT", 0.1),
-        noise=noise_rules(settings.getdict("FOCUSCRAWL_CHANGE_NOISE", {})),
+        min_terms=defaults.read(settings, "FOCUSCRAWL_CHANGE_MIN_TERMS"),
+        min_fraction=defaults.read(settings, "FOCUSCRAWL_CHANGE_MIN_FRACTION"),
+        mask_dates=defaults.read(settings, "FOCUSCRAWL_CHANGE_MASK_DATES"),
+        simhash_bits=defaults.read(settings, "FOCUSCRAWL_CHANGE_SIMHASH_BITS"),
+        min_block_weight=defaults.read(settings, "FOCUSCRAWL_CHANGE_MIN_BLOCK_WEIGHT"),
+        noise=noise_rules(defaults.read(settings, "FOCUSCRAWL_CHANGE_NOISE")),
     )
 
 
@@ -148,20 +149,20 @@ class ChangeDetectionPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangeDetectionPipeline:
         s = crawler.settings
-        if not s.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+        if not defaults.read(s, "FOCUSCRAWL_CHANGE_ENABLED"):
             raise NotConfigured("FOCUSCRAWL_CHANGE_ENABLED is off")
         pipe = cls(
             s,
             crawler.stats,
             crawler,
             thresholds=thresholds_from(s),
-            drop=s.getbool("FOCUSCRAWL_CHANGE_DROP", True),
+            drop=defaults.read(s, "FOCUSCRAWL_CHANGE_DROP"),
         )
         if durable_pipeline_after(crawler, cls):
             pipe.settlement = ItemSettlement(crawler)
         pipe.wait = StoreWait(
             lambda item: pipe.process_item(item, None),
-            give_up_after=s.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0),
+            give_up_after=defaults.read(s, "FOCUSCRAWL_REDIS_RETRY_TIMEOUT"),
             on_give_up=lambda exc: pipe._store_failed(StoreError(str(exc))),
             stopping=lambda: engine_stopping(crawler),
         )

@@ -41,6 +41,7 @@ from itemadapter import ItemAdapter
 from scrapy.exceptions import CloseSpider, NotConfigured
 from twisted.internet import defer
 
+from focuscrawl import defaults
 from focuscrawl.crawlstop import STORAGE_FAULT_EXIT, HeldItem, stop_crawl
 from focuscrawl.faults import StorageFault, as_fault
 from focuscrawl.index.store import BUSY_TIMEOUT, IndexBusy, PageIndex, locked_error
@@ -72,7 +73,7 @@ class IndexPipeline:
 
     @staticmethod
     def enabled(settings: Any) -> bool:
-        return bool(settings.getbool("FOCUSCRAWL_INDEX_ENABLED", True))
+        return bool(defaults.read(settings, "FOCUSCRAWL_INDEX_ENABLED"))
 
     def __init__(
         self,
@@ -105,10 +106,10 @@ class IndexPipeline:
             raise NotConfigured("FOCUSCRAWL_INDEX_ENABLED is off")
         return cls(
             index_path(settings),
-            commit_every=settings.getint("FOCUSCRAWL_INDEX_COMMIT_EVERY", 64),
+            commit_every=defaults.read(settings, "FOCUSCRAWL_INDEX_COMMIT_EVERY"),
             stats=crawler.stats,
-            commit_delay=settings.getfloat("FOCUSCRAWL_INDEX_COMMIT_DELAY", 0.1),
-            busy_timeout=settings.getfloat("FOCUSCRAWL_DB_BUSY_TIMEOUT", BUSY_TIMEOUT),
+            commit_delay=defaults.read(settings, "FOCUSCRAWL_INDEX_COMMIT_DELAY"),
+            busy_timeout=defaults.read(settings, "FOCUSCRAWL_DB_BUSY_TIMEOUT"),
             crawler=crawler,
         )
 

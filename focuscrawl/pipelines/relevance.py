@@ -2,7 +2,7 @@
 
 The spider scores each page with the crawl's model and sets ``relevance``; this pipeline makes
 sure every item carries ``relevance`` (a float in [0, 1]) and ``relevant`` (``relevance`` at least
-the model's threshold, else ``FOCUSCRAWL_RELEVANCE_THRESHOLD``), counts
+the model's threshold, else ``FOCUSCRAWL_RELEVANCE_THRESHOLD``, 0 the uncalibrated one), counts
 ``focuscrawl/harvest/exported`` and ``focuscrawl/harvest/dropped_irrelevant``, and drops
 irrelevant items from the export when ``FOCUSCRAWL_EXPORT_IRRELEVANT`` is false.
 When the spider closes it writes the online-retraining counters of the crawl's model:
@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
+
+from focuscrawl import defaults
+from focuscrawl.relevance.loading import UNCALIBRATED_THRESHOLD
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -68,8 +71,8 @@ class RelevancePipeline:
         assert crawler.stats is not None
         return cls(
             crawler.stats,
-            threshold=s.getfloat("FOCUSCRAWL_RELEVANCE_THRESHOLD", 0.25),
-            export_irrelevant=s.getbool("FOCUSCRAWL_EXPORT_IRRELEVANT", True),
+            threshold=defaults.read(s, "FOCUSCRAWL_RELEVANCE_THRESHOLD") or UNCALIBRATED_THRESHOLD,
+            export_irrelevant=defaults.read(s, "FOCUSCRAWL_EXPORT_IRRELEVANT"),
             crawler=crawler,
         )
 

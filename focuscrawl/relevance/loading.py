@@ -26,6 +26,12 @@ def _example_texts(topic: Topic) -> list[str]:
     return texts
 
 
+#: The cosine model's threshold in automatic mode (``FOCUSCRAWL_RELEVANCE_THRESHOLD`` 0) until
+#: the first seed page sets it (``CrawlPolicy.judge``): what the example pages fetched before
+#: any seed are judged by.
+UNCALIBRATED_THRESHOLD = 0.25
+
+
 def load_model(
     path: str | None,
     topic: Topic,

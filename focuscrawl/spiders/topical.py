@@ -1,8 +1,9 @@
 """``scrapy crawl topical -a topic=...``: the focused crawl.
 
-The spider is an adapter: the page comes parsed from the partition middleware, the relevance
-model and the link scorer are plain objects; the spider turns their answers into an item, a
-crawl-log record and scored requests.
+The spider is an adapter: the page comes parsed from the partition middleware, the page judge
+(:class:`~focuscrawl.relevance.judge.PageJudge`) and the link policy
+(:class:`~focuscrawl.strategy.policy.CrawlPolicy`) are plain objects; the spider turns their
+answers into an item, a crawl-log record and scored requests.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from scrapy import Request, Spider, signals
 from scrapy.http import Response, TextResponse
 from twisted.python.failure import Failure
 
+from focuscrawl import defaults
 from focuscrawl.blocks import Page, partition
 from focuscrawl.change.recrawl import NewLinks
 from focuscrawl.crawlstop import Unfinished, stop_crawl
 from focuscrawl.dedup.hook import DuplicateHook
+from focuscrawl.frontier.state import RequestState, state_of
 from focuscrawl.frontier.urls import TrapLimits
 from focuscrawl.items import PageItem
+from focuscrawl.meta import FINGERPRINTS_META, NO_CONDITIONAL_META, PAGE_META, STATE_META
 from focuscrawl.relevance.base import PageScorer
-from focuscrawl.relevance.loading import load_model
+from focuscrawl.relevance.judge import Judgement, PageJudge
+from focuscrawl.relevance.loading import UNCALIBRATED_THRESHOLD, load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
@@ -32,9 +37,6 @@ from focuscrawl.topic import Topic, load_topic
 logger = logging.getLogger(__name__)
 
 USAGE_EXIT = 2  # the exit status of a usage error (as the crawl command's own checks)
-PAGE_META = "focuscrawl_page"  # set by focuscrawl.middlewares.partition.PartitionMiddleware
-FINGERPRINTS_META = "focuscrawl_fingerprints"  # set by the conditional-GET middleware
-NO_CONDITIONAL_META = "focuscrawl_no_conditional"  # a full GET (the conditional-GET middleware)
 
 
 class TopicalSpider(Spider):
@@ -75,12 +77,17 @@ class TopicalSpider(Spider):
         model = load_model(
             model_path,
             self.topic,
-            threshold=threshold or 0.25,
+            threshold=threshold or UNCALIBRATED_THRESHOLD,
             adapt=s.getbool("FOCUSCRAWL_ADAPT_TOPIC"),
             retrain_every=s.getint("FOCUSCRAWL_RETRAIN_EVERY"),
         )
-        self.policy = CrawlPolicy(
+        self.page_judge = PageJudge(
             model,
+            auto_threshold=auto,
+            calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
+        )
+        self.policy = CrawlPolicy(
+            self.page_judge,
             self.strategy_arg or s.get("FOCUSCRAWL_STRATEGY"),
             SharkParams(
                 delta=s.getfloat("FOCUSCRAWL_SHARK_DELTA"),
@@ -101,27 +108,28 @@ class TopicalSpider(Spider):
                 learn_features=s.get("FOCUSCRAWL_LINK_LEARNER_FEATURES"),
                 words=s.getfloat("FOCUSCRAWL_LINK_WORDS"),
                 words_top=s.getint("FOCUSCRAWL_LINK_WORDS_TOP"),
-                hits_every=s.getint("FOCUSCRAWL_HITS_EVERY", 50),
+                hits_every=defaults.read(s, "FOCUSCRAWL_HITS_EVERY"),
             ),
             TrapLimits(
                 max_length=s.getint("FOCUSCRAWL_MAX_URL_LENGTH"),
                 max_path_depth=s.getint("FOCUSCRAWL_MAX_PATH_DEPTH"),
                 max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
             ),
-            auto_threshold=auto,
-            calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
         )
-        if self.policy.strategy == "hits" and shared_frontier(s):
-            # HITS keeps its graph in this process and re-scores the queue from it: workers
-            # sharing a Redis frontier would each rank it from their own part of the graph
+        strategy = self.policy.strategy
+        if strategy in ("hits", "learned") and shared_frontier(s):
+            # HITS keeps its graph in this process and re-scores the queue from it, and the
+            # learned link judge its model and its re-scoring epochs: workers sharing a Redis
+            # frontier would each rank it from their own part of the crawl
             logger.error(
-                "strategy hits runs with the in-process frontier only (FOCUSCRAWL_FRONTIER="
-                "memory, no REDIS_URL): choose another strategy for a Redis frontier"
+                "strategy %s runs with the in-process frontier only (FOCUSCRAWL_FRONTIER="
+                "memory, no REDIS_URL): choose another strategy for a Redis frontier",
+                strategy,
             )
             self.refused = True  # no start requests: nothing to fail, exit status 2 stays
-            stop_crawl(self.crawler, "hits_needs_local_frontier", USAGE_EXIT)
+            stop_crawl(self.crawler, f"{strategy}_needs_local_frontier", USAGE_EXIT)
         self.duplicates = DuplicateHook.from_crawler(self.crawler, self.policy)  # None: off
-        if self.mode == "recrawl" and s.getbool("FOCUSCRAWL_CHANGE_ENABLED", True):
+        if self.mode == "recrawl" and defaults.read(s, "FOCUSCRAWL_CHANGE_ENABLED"):
             from focuscrawl.pipelines.change import thresholds_from
 
             self.new_links = NewLinks.from_settings(s, thresholds_from(s))
@@ -136,12 +144,20 @@ class TopicalSpider(Spider):
             type(model).__name__,
         )
 
+    page_judge: PageJudge
     policy: CrawlPolicy
     duplicates: DuplicateHook | None = None  # FOCUSCRAWL_DEDUP: set up when the spider opens
 
     @property
     def model(self) -> PageScorer:
-        return self.policy.model
+        return self.page_judge.model
+
+    def judge_page(self, page: Page, state: RequestState) -> Judgement:
+        """The fetched page's judgement, and what the link policy learns from it. Subclasses
+        extend it here (the Redis spider first judges the seed pages other workers fetched)."""
+        judgement = self.page_judge.judge(page, seed=state.seed, example=state.example)
+        self.policy.learn(page, state, judgement)
+        return judgement
 
     # -- start ----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Request]:
@@ -155,9 +171,9 @@ class TopicalSpider(Spider):
             yield from self._recrawl_requests()
             return
         for url in self.topic.example_urls():
-            yield self._request(url, SEED_SCORE + 1, {"d": 0, "ex": 1})
+            yield self._request(url, SEED_SCORE + 1, RequestState(example=True))
         for url in self.topic.seeds:
-            yield self._request(url, SEED_SCORE, {"d": 0, "seed": 1})
+            yield self._request(url, SEED_SCORE, RequestState(seed=True))
 
     def _recrawl_requests(self) -> Iterator[Request]:
         """The topic's seeds (fetched in full: they calibrate the relevance judge as in a
@@ -170,26 +186,26 @@ class TopicalSpider(Spider):
         logger.info("Recrawl: %d stored pages are due", len(urls))
         seeds = list(dict.fromkeys(self.topic.seeds))
         for url in seeds:
-            state = {"d": 0, "seed": 1, "re": 1, "score": SEED_SCORE + 1}
+            state = RequestState(seed=True, revisit=True, score=SEED_SCORE + 1)
             yield self._revisit(url, state, full=True)
         known = set(seeds)
         for rank, url in enumerate(urls):
             if url not in known:
-                yield self._revisit(url, {"d": 0, "re": 1, "score": SEED_SCORE - rank})
+                yield self._revisit(url, RequestState(revisit=True, score=SEED_SCORE - rank))
 
-    def _revisit(self, url: str, state: dict[str, Any], full: bool = False) -> Request:
-        meta: dict[str, Any] = {"focuscrawl": state, "handle_httpstatus_list": [404, 410]}
+    def _revisit(self, url: str, state: RequestState, full: bool = False) -> Request:
+        meta: dict[str, Any] = {STATE_META: state, "handle_httpstatus_list": [404, 410]}
         if full:
             meta[NO_CONDITIONAL_META] = True
         return Request(url, errback=self.errback, dont_filter=True, meta=meta)
 
-    def _request(self, url: str, score: float, state: dict[str, Any]) -> Request:
-        state["score"] = score
-        return Request(url, errback=self.errback, meta={"focuscrawl": state})
+    def _request(self, url: str, score: float, state: RequestState) -> Request:
+        state.score = score
+        return Request(url, errback=self.errback, meta={STATE_META: state})
 
     # -- responses ------------------------------------------------------------------------
     def parse(self, response: Response, **kwargs: Any) -> Iterator[PageItem | Request]:
-        state = response.meta.get("focuscrawl") or {}
+        state = state_of(response.meta) or RequestState()
         if response.status in (404, 410):  # a revisited page is gone: a tombstone
             seq = self._log_fetch(response.url, response.status, state, None)
             yield PageItem(
@@ -216,7 +232,7 @@ class TopicalSpider(Spider):
                 response.url, response.status, state, None, kind=page.kind, dup=dup.url
             )
         else:
-            judgement = self.policy.judge(page, state)
+            judgement = self.judge_page(page, state)
             relevance, relevant = judgement.relevance, judgement.relevant
             if copy is not None:
                 copy.remember(relevance)
@@ -228,8 +244,8 @@ class TopicalSpider(Spider):
             title=page.title,
             relevance=round(relevance, 6),
             relevant=relevant,
-            depth=int(state.get("d", 0)),
-            parent=state.get("par"),
+            depth=state.depth,
+            parent=state.parent,
             seq=seq,
             fetched_at=time.time(),
             status=response.status,
@@ -237,21 +253,21 @@ class TopicalSpider(Spider):
             blocks=_block_counts(page),
             kind=page.kind,
             kind_confidence=page.kind_confidence,
-            score=float(state.get("score", 0.0)),
+            score=_state_score(state),
             headers=_validators(response),
             fingerprints=response.meta.get(FINGERPRINTS_META) or {},
             duplicate_of=dup.url if dup is not None else "",
             canonical=copy.canonical if copy is not None else "",
         )
-        if dup is not None or (state.get("ex") and not self.topic.seeds):
+        if dup is not None or (state.example and not self.topic.seeds):
             return
-        follow = self._new_links(response, page) if state.get("re") else None
+        follow = self._new_links(response, page) if state.revisit else None
         queued = 0
         for target, _score, child in self.policy.links(page, response.url, state, judgement):
             if follow is not None and target not in follow:
                 continue
             queued += 1
-            yield Request(target, errback=self.errback, meta={"focuscrawl": child})
+            yield Request(target, errback=self.errback, meta={STATE_META: child})
         if follow is not None and queued:
             self.crawler.stats.inc_value("focuscrawl/recrawl/new_links", queued)
 
@@ -297,7 +313,7 @@ class TopicalSpider(Spider):
         request = failure.request  # type: ignore[attr-defined]
         response = getattr(failure.value, "response", None)
         status = response.status if response is not None else 0
-        state = request.meta.get("focuscrawl") or {}
+        state = state_of(request.meta) or RequestState()
         if status == 304:  # not modified: the conditional-GET middleware recorded it
             self._log_fetch(request.url, status, state, None)
             self.crawler.signals.send_catch_log(request_done, request=request, spider=self)
@@ -307,7 +323,7 @@ class TopicalSpider(Spider):
         kind = failure.type.__name__ if failure.type else "error"
         self.crawler.stats.inc_value(f"focuscrawl/error/{kind}")
         self.crawler.signals.send_catch_log(request_failed, failure=failure, spider=self)
-        if state.get("seed"):
+        if state.seed:
             self.crawler.stats.inc_value("focuscrawl/error/seed")
             logger.warning("Seed failed: %s (%s)", request.url, failure.getErrorMessage())
         else:
@@ -320,7 +336,7 @@ class TopicalSpider(Spider):
         self,
         url: str,
         status: int,
-        state: dict[str, Any],
+        state: RequestState,
         relevance: float | None,
         relevant: bool = False,
         kind: str = "",
@@ -341,9 +357,9 @@ class TopicalSpider(Spider):
             "relevance": None if relevance is None else round(relevance, 6),
             "relevant": relevant,
             "kind": kind,  # page kind (blocks.kind); "" when the page was not partitioned
-            "score": float(state.get("score", 0.0)),
-            "depth": int(state.get("d", 0)),
-            "parent": state.get("par"),
+            "score": _state_score(state),
+            "depth": state.depth,
+            "parent": state.parent,
             "t": round(time.time(), 3),
         }
         if dup:  # a near-duplicate: not judged, not counted in the harvest (FOCUSCRAWL_DEDUP)
@@ -358,7 +374,8 @@ class TopicalSpider(Spider):
         policy = getattr(self, "policy", None)  # None when the spider never opened
         for why, count in policy.skipped.items() if policy is not None else ():
             self.crawler.stats.set_value(f"focuscrawl/skip/url/{why}", count)
-        close = getattr(policy.model, "close", None) if policy is not None else None
+        judge = getattr(self, "page_judge", None)
+        close = getattr(judge.model, "close", None) if judge is not None else None
         if close is not None:
             close()  # a retraining model stops its worker
         pages = self.crawler.stats.get_value("focuscrawl/harvest/pages", 0)
@@ -372,8 +389,12 @@ def shared_frontier(settings: Any) -> bool:
     """Whether the crawl's frontier is Redis (shared by workers), as the factory decides."""
     from focuscrawl.frontier.factory import redis_url
 
-    backend = settings.get("FOCUSCRAWL_FRONTIER", "memory")
+    backend = defaults.read(settings, "FOCUSCRAWL_FRONTIER")
     return backend == "redis" or bool(backend == "memory" and redis_url(settings))
+
+
+def _state_score(state: RequestState) -> float:
+    return 0.0 if state.score is None else state.score
 
 
 def _block_counts(page: Page) -> dict[str, int]:

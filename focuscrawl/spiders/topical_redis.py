@@ -32,15 +32,17 @@ from scrapy import Spider, signals
 from scrapy.exceptions import CloseSpider, DontCloseSpider, NotConfigured
 from scrapy.http import Response, TextResponse
 
+from focuscrawl import defaults
 from focuscrawl.blocks.model import Page
 from focuscrawl.blocks.partition import partition
 from focuscrawl.cluster.state import frontier_counts, publish_topic, read_topic, worker_id
 from focuscrawl.credentials import RedisAuthError, redact_text
 from focuscrawl.frontier.connection import connect, redis_cluster
 from focuscrawl.frontier.factory import redis_url
+from focuscrawl.frontier.state import RequestState, state_of
 from focuscrawl.frontier.trust import BadEntry, check_url
+from focuscrawl.relevance.judge import Judgement
 from focuscrawl.spiders.topical import TopicalSpider
-from focuscrawl.strategy.policy import Judgement
 from focuscrawl.terminal import terminal_line
 from focuscrawl.topic import Topic, TopicError, load_topic
 
@@ -66,7 +68,6 @@ class TopicalRedisSpider(TopicalSpider):
         self._calib_read = 0  # records of <prefix>:calib read so far
         self._unshared: list[str] = []  # this worker's seed pages not in <prefix>:calib yet
         self._calib_next = 0.0  # monotonic time of the next look at <prefix>:calib
-        self._judge: Any = None  # the policy's own judge (the spider's is wrapped)
         self._url = ""  # the Redis URL: printed only through redact_url / redact_text
         self._bad_kinds: set[str] = set()  # kinds of bad calibration records logged so far
 
@@ -81,8 +82,8 @@ class TopicalRedisSpider(TopicalSpider):
     def model(self) -> Any:
         """The topic model; None while a joining worker waits for the topic (Scrapy's feed
         exporter reads every attribute of the spider as it opens)."""
-        policy = getattr(self, "policy", None)
-        return policy.model if policy is not None else None
+        judge = getattr(self, "page_judge", None)
+        return judge.model if judge is not None else None
 
     def setup(self, spider: Spider) -> Coroutine[Any, Any, None] | None:  # type: ignore[override]
         import redis
@@ -132,7 +133,7 @@ class TopicalRedisSpider(TopicalSpider):
 
         import redis
 
-        timeout = self.crawler.settings.getfloat("FOCUSCRAWL_REDIS_RETRY_TIMEOUT", 600.0)
+        timeout = defaults.read(self.crawler.settings, "FOCUSCRAWL_REDIS_RETRY_TIMEOUT")
         waited, delay = 0.0, 0.25
         while True:
             try:
@@ -174,18 +175,17 @@ class TopicalRedisSpider(TopicalSpider):
         self._worker = (
             f"{worker_id()}:{uuid.uuid4().hex[:8]}"  # one per spider, even in one process
         )
-        judge = self._judge = self.policy.judge
 
-        def judge_shared(page: Page, state: dict[str, Any]) -> Judgement:
-            self._replay_calibration()
-            return judge(page, state)
-
-        self.policy.judge = judge_shared  # type: ignore[method-assign]
+    def judge_page(self, page: Page, state: RequestState) -> Judgement:
+        """Judge the seed pages other workers fetched first, so this page is judged on the
+        crawl's shared calibration."""
+        self._replay_calibration()
+        return super().judge_page(page, state)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[Any]:
-        state = response.meta.get("focuscrawl") or {}
-        if (state.get("seed") or state.get("ex")) and not state.get("re"):
-            self._share_calibration(response, "seed" if state.get("seed") else "ex")
+        state = state_of(response.meta) or RequestState()
+        if (state.seed or state.example) and not state.revisit:
+            self._share_calibration(response, "seed" if state.seed else "ex")
         yield from super().parse(response, **kwargs)
 
     # -- seed calibration shared by the workers -------------------------------------------
@@ -238,8 +238,10 @@ class TopicalRedisSpider(TopicalSpider):
                 continue
             page = partition(record["html"], record["url"])
             if not page.error:
-                self._judge(page, {"d": 0, record["kind"]: 1})
-        self._calib_next = now + (5.0 if self.policy._seed_scores else 0.0)
+                kind = record["kind"]
+                # as this worker judges its own seed pages (not through the replaying override)
+                super().judge_page(page, RequestState(seed=kind == "seed", example=kind == "ex"))
+        self._calib_next = now + (5.0 if self.page_judge.seed_scores else 0.0)
 
     def _calibration_record(self, item: bytes) -> dict[str, str] | None:
         """A ``P:calib`` record as another worker writes it, else None (counted, logged once

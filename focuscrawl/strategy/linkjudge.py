@@ -31,6 +31,7 @@ No Scrapy import; numpy only.
 
 from __future__ import annotations
 
+import copy
 import math
 import zlib
 from collections.abc import Iterator
@@ -98,7 +99,7 @@ class LinkJudge:
         self.live = np.zeros(capacity, dtype=bool)
         self._row: dict[str, int] = {}
         self._url: list[str | None] = [None] * capacity
-        self._child: list[dict[str, Any] | None] = [None] * capacity
+        self._child: list[Any] = [None] * capacity  # the request state to send again
         self._free = list(range(capacity - 1, -1, -1))
         self._since = 0
         self.dropped = 0  # rows dropped from a full table
@@ -146,7 +147,7 @@ class LinkJudge:
         ids: list[int],
         static: tuple[float, ...],
         slots: tuple[int, int, int],
-        child: dict[str, Any],
+        child: Any,
         parent_relevant: bool,
     ) -> int:
         """A link to ``url`` found on a page (once per page): a new row with its features, or
@@ -173,15 +174,15 @@ class LinkJudge:
         self.inlinks[row, int(parent_relevant)] += 1.0
         return row
 
-    def update(self, row: int, shark: float, child: dict[str, Any]) -> None:
+    def update(self, row: int, shark: float, child: Any) -> None:
         """A better-scored link to a queued row on the same page: its score and state."""
         if shark > self.static[row, _SHARK]:
             self.static[row, _SHARK] = shark
             self._child[row] = child
 
-    def child_of(self, row: int) -> dict[str, Any]:
+    def child_of(self, row: int) -> Any:
         """A copy of the request state kept for ``row`` (its best in-link's)."""
-        return dict(self._child[row] or {})
+        return copy.copy(self._child[row])
 
     def _drop(self) -> None:
         """Free the lowest-scored quarter of a full table."""
@@ -328,7 +329,7 @@ class LinkJudge:
     def due(self) -> bool:
         return self._since >= self.rescore_every and self.ready
 
-    def rescore(self) -> Iterator[tuple[str, float, dict[str, Any]]]:
+    def rescore(self) -> Iterator[tuple[str, float, Any]]:
         """Every live row scored by the current model; the ``rescore_top`` best, best first."""
         self._since = 0
         self.refit()

@@ -1,19 +1,23 @@
-"""The focused crawl's decisions, without Scrapy: judge a fetched page, choose and score its
-links. The topical spider is an adapter over this class, and the offline simulator
-(``focuseval.simulate``) runs the very same decisions over a corpus.
+"""The focused crawl's link decisions, without Scrapy: learn from a judged page, choose and score
+its links. The page judgement itself is :class:`focuscrawl.relevance.judge.PageJudge`; the topical
+spider is an adapter over the two, and the offline simulator (``focuseval.simulate``) runs the very
+same decisions over a corpus.
+
+Per fetched page: ``judgement = judge.judge(page, ...)``, then :meth:`CrawlPolicy.learn` (what
+the link learner and the body-word model learn from it), then :meth:`CrawlPolicy.links`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from focuscrawl.blocks.model import Page
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.urls import TrapLimits, clean_url
-from focuscrawl.relevance.base import PageScorer
+from focuscrawl.relevance.judge import Judgement, PageJudge
 from focuscrawl.strategy.hits import HitsGraph
 from focuscrawl.strategy.linkfeatures import LinkFeaturizer, block_signatures, signature
 from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge
@@ -25,71 +29,26 @@ from focuscrawl.text import fast_tokens
 
 LEARN_CONTEXT_CHARS = 160  # of the link context carried in the request for the link learner
 CREDIT_PER_PAGE = 32  # links to judged pages a page adds as the link judge's examples
-CALIBRATE_BINS = 80  # histogram of relevance / seed mean over 0..2
-CALIBRATE_MIN = 50  # crawled pages before the first calibration
-CALIBRATE_EVERY = 25
-CALIBRATE_RANGE = (0.2, 0.6)  # the calibrated fraction of the seeds' mean stays in here
 
 
 def noisy_of(link: Any) -> float:
     return float(link.noise or link.template)
 
 
-def otsu(hist: list[int]) -> int:
-    """The bin index ``t`` that best splits ``hist`` into bins ``< t`` and ``>= t`` (Otsu:
-    maximal between-class variance; across an empty gap, its middle)."""
-    total = sum(hist)
-    weighted = sum(i * h for i, h in enumerate(hist))
-    best, first, last = -1.0, 0, 0
-    n0 = 0
-    s0 = 0.0
-    for t in range(1, len(hist)):
-        n0 += hist[t - 1]
-        s0 += (t - 1) * hist[t - 1]
-        n1 = total - n0
-        if n0 == 0 or n1 == 0:
-            continue
-        m0, m1 = s0 / n0, (weighted - s0) / n1
-        between = n0 * n1 * (m0 - m1) ** 2
-        if between > best * (1 + 1e-9):
-            best, first, last = between, t, t
-        elif between >= best * (1 - 1e-9):
-            last = t
-    return (first + last + 1) // 2
-
-
-@dataclass(slots=True)
-class Judgement:
-    relevance: float
-    relevant: bool
-
-
 class CrawlPolicy:
     def __init__(
         self,
-        model: PageScorer,
+        judge: PageJudge,
         strategy: str,
         params: SharkParams | None = None,
         limits: TrapLimits | None = None,
-        auto_threshold: float = 0.0,
-        calibrate: str = "",
     ) -> None:
-        """``auto_threshold`` > 0: the relevance threshold becomes that fraction of the mean
-        relevance of the seed pages, once they are judged (cosine scores of on-topic pages vary
-        from topic to topic far more than their ratio to the seeds' scores does).
-        ``calibrate`` (with ``auto_threshold``): ``"otsu"`` moves that fraction, every
-        :data:`CALIBRATE_EVERY` pages, to the Otsu split of the crawled pages' relevance on the
-        seed scale (clamped to :data:`CALIBRATE_RANGE`); ``""``: the fixed fraction."""
-        self.model = model
-        self.auto_threshold = auto_threshold
-        if calibrate not in ("", "otsu"):
-            raise ValueError(f"unknown calibration {calibrate!r}; '' or 'otsu'")
-        self.calibrate = calibrate
-        self._seed_mean = 0.0
-        self._hist = [0] * CALIBRATE_BINS  # crawled pages' relevance / seed mean, 0..2
-        self._seed_scores: list[float] = []
+        """``judge``: the crawl's page judgement; the link scores use its model for anchors,
+        contexts and blocks, and its calibration (threshold, seed scale) as their scale."""
+        self.page_judge = judge
+        model = judge.model
         self.scorer = LinkScorer(
-            strategy, model.score_text, model.threshold, params or SharkParams()
+            strategy, model.score_text, judge.threshold, params or SharkParams()
         )
         p = self.scorer.p
         shark = strategy.startswith("shark") or strategy == "learned"
@@ -98,7 +57,7 @@ class CrawlPolicy:
         self.learner: LinkLearner | None = (
             LinkLearner(every=p.learn_every)
             if p.learn > 0 and strategy.startswith("shark")
-            else None  # ("learned" has its own judge, below)
+            else None
         )
         # the body-word model: which words mark the relevant pages' text, applied to anchors
         # (on Wikispeedia an anchor is a name that recurs in page text, rarely as an anchor)
@@ -151,66 +110,53 @@ class CrawlPolicy:
     def strategy(self) -> str:
         return self.scorer.strategy
 
-    def judge(self, page: Page, state: dict[str, Any]) -> Judgement:
-        """Relevance of a fetched page; seed and example pages first teach the topic model."""
-        if state.get("seed") or state.get("ex"):
-            add_text = getattr(self.model, "add_text", None)
-            if add_text is not None:
-                add_text(f"{page.title}\n{page.main_text}")
-        relevance = self.model.score_page(page)
-        self.model.observe(page, relevance)
-        if state.get("seed"):
-            self._seed_scores.append(relevance)
-            mean = sum(self._seed_scores) / len(self._seed_scores)
-            self._seed_mean = mean
-            self.scorer.reference = mean if mean > 0 else None
-            if self.auto_threshold > 0:
-                self.set_threshold(self.auto_threshold * mean)
-                self._learn_words(page, True)
-                return Judgement(relevance, True)
-        if self.calibrate and self._seed_mean > 0 and self.auto_threshold > 0:
-            self._observe(relevance / self._seed_mean)
-        relevant = relevance >= self.model.threshold
+    # -- learning from a judged page ------------------------------------------------------
+    def learn(self, page: Page, state: RequestState, judgement: Judgement) -> None:
+        """What the link strategy learns from a page just judged (``state``: the request that
+        fetched it): the link that led to it is credited with the outcome, and the body-word
+        model learns the page's words."""
         if self.link_judge is not None:
-            self.memory.fetched(page.url)
+            self.memory.fetched(page.url)  # no later link to it is sent again
+        if state.parent is not None:  # reached by a link (seeds and example pages are not)
+            self.credit_link(page, state, judgement)
+        self._learn_words(page, judgement.relevant)
+
+    def credit_link(self, page: Page, state: RequestState, judgement: Judgement) -> None:
+        """The one place where a judged page's outcome is credited to the link that led to it
+        (its anchor words and context travel in ``state``; the page's URL is the link's)."""
+        judge = self.link_judge
+        if judge is not None:
             host, _ = self._featurizer.host_and_words(page.url)
-            self.link_judge.learn(page.url, relevant, self.link_judge.slot(host))
-        if self.learner is not None and "par" in state:
+            judge.learn(page.url, judgement.relevant, judge.slot(host))
+        if self.learner is not None:
             kinds = self.scorer.p.learn_features
-            feats = link_features(state.get("a", ""), page.url, state.get("c", ""), kinds)
-            self.learner.learn(feats, relevant)
-        self._learn_words(page, relevant)
-        return Judgement(relevance, relevant)
+            feats = link_features(state.anchor, page.url, state.context, kinds)
+            self.learner.learn(feats, judgement.relevant)
 
     def _learn_words(self, page: Page, relevant: bool) -> None:
         if self.words is not None:
             top = self.words.max_words
             # the cosine model's terms of the page it has just scored: no second tokenisation
-            top_terms = getattr(self.model, "top_terms", None) if top > 0 else None
+            model = self.page_judge.model
+            top_terms = getattr(model, "top_terms", None) if top > 0 else None
             words = top_terms(page, top) if top_terms is not None else None
             if words is not None:
                 self.words.learn(words, relevant, chosen=True)
             else:
                 self.words.learn(fast_tokens(f"{page.title}\n{page.main_text}"), relevant)
 
-    def _observe(self, scaled: float) -> None:
-        hist = self._hist
-        hist[min(CALIBRATE_BINS - 1, max(0, int(scaled * CALIBRATE_BINS / 2)))] += 1
-        n = sum(hist)
-        if n >= CALIBRATE_MIN and n % CALIBRATE_EVERY == 0:
-            lo, hi = CALIBRATE_RANGE
-            fraction = min(hi, max(lo, otsu(hist) * 2 / CALIBRATE_BINS))
-            self.set_threshold(fraction * self._seed_mean)
-
-    def set_threshold(self, threshold: float) -> None:
-        self.model.threshold = threshold
-        self.scorer.threshold = threshold
+    # -- links ----------------------------------------------------------------------------
+    def _follow_calibration(self) -> None:
+        """The link scale follows the page judge's calibration (its threshold and seed mean)."""
+        self.scorer.threshold = self.page_judge.threshold
+        self.scorer.reference = self.page_judge.reference
 
     def links(
-        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
-    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        self, page: Page, url: str, state: RequestState, judgement: Judgement
+    ) -> Iterator[tuple[str, float, RequestState]]:
         """``(url, score, child_state)`` for each link worth sending to the frontier: new links
         and links found again with a better score (priority upgrades)."""
+        self._follow_calibration()
         if self.hits is not None:
             yield from self._hits_links(page, url, state, judgement)
             return
@@ -219,11 +165,11 @@ class CrawlPolicy:
             return
         parent = ParentState(
             url=url,
-            depth=int(state.get("d", 0)),
+            depth=state.depth,
             relevance=judgement.relevance,
             relevant=judgement.relevant,
-            inherited=float(state.get("inh", 0.0)),
-            budget=int(state.get("tb", 0)),
+            inherited=state.inherited or 0.0,
+            budget=state.tunnel_budget or 0,
         )
         memory, limits, skipped = self.memory, self.limits, self.skipped
         clean_cache = self._clean_cache
@@ -241,7 +187,7 @@ class CrawlPolicy:
         words_model = self.words
         words_weight = p.words if words_model is not None and words_model.ready else 0.0
         word_cache = self._word_cache
-        for link, score, child in self.scorer.score(page, parent):
+        for link, score, child, neighbourhood in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
             cleaned = clean_cache.get(link.url)
@@ -261,7 +207,7 @@ class CrawlPolicy:
                     voted.add(key)
                     total = votes[key] = total + vote
                 bonus = vote_bonus(total, p)
-                score += bonus * child.get("nb", 1.0) if p.vote_gated else bonus
+                score += bonus * neighbourhood if p.vote_gated else bonus
             if learn_weight:
                 # (the context is part of the key only when it is a feature: otherwise the
                 # same anchor and URL under another context would miss the cache)
@@ -285,7 +231,6 @@ class CrawlPolicy:
                 score += words_weight * words_model.lift_of(ws)  # type: ignore[union-attr]
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
-            child.pop("nb", None)
             if learner is not None:
                 # the learner's example when the child is fetched: only the anchor words it
                 # uses (lower-cased, no stop words; the same features as the raw anchor), so
@@ -295,17 +240,16 @@ class CrawlPolicy:
                     if len(anchor_words) > 100_000:
                         anchor_words.clear()
                     words = anchor_words[link.anchor] = " ".join(fast_tokens(link.anchor[:80]))
-                if words:
-                    child["a"] = words
-                if "c" in p.learn_features and link.context:
-                    child["c"] = link.context[:LEARN_CONTEXT_CHARS]
-            child["par"] = url
-            child["score"] = score
+                child.anchor = words
+                if "c" in p.learn_features:
+                    child.context = link.context[:LEARN_CONTEXT_CHARS]
+            child.parent = url
+            child.score = score
             yield target, score, child
 
     def _hits_links(
-        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
-    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        self, page: Page, url: str, state: RequestState, judgement: Judgement
+    ) -> Iterator[tuple[str, float, RequestState]]:
         """HITS: the page joins the fetched graph; its links are scored by their authority, and
         after each recomputation the queued URLs of highest authority are sent again.
 
@@ -317,7 +261,7 @@ class CrawlPolicy:
         hits = self.hits
         assert hits is not None
         p = self.scorer.p
-        depth = int(state.get("d", 0)) + 1
+        depth = state.depth + 1
         queued, memory, limits, skipped = self._hits_queued, self.memory, self.limits, self.skipped
         queued.pop(url, None)
         targets: list[str] = []
@@ -344,7 +288,7 @@ class CrawlPolicy:
             score = hits.runs + a / (1.0 + a)
             if memory.improves(target, score):
                 queued.setdefault(target, (depth, url))
-                yield target, score, {"d": depth, "par": url, "score": score}
+                yield target, score, RequestState(depth, parent=url, score=score)
         if not hits.due:
             return
         hits.recompute()
@@ -354,11 +298,11 @@ class CrawlPolicy:
                 continue  # fetched meanwhile, or forgotten
             score = hits.runs + a / (1.0 + a)
             if memory.improves(target, score):
-                yield target, score, {"d": known[0], "par": known[1], "score": score}
+                yield target, score, RequestState(known[0], parent=known[1], score=score)
 
     def _learned_links(
-        self, page: Page, url: str, state: dict[str, Any], judgement: Judgement
-    ) -> Iterator[tuple[str, float, dict[str, Any]]]:
+        self, page: Page, url: str, state: RequestState, judgement: Judgement
+    ) -> Iterator[tuple[str, float, RequestState]]:
         """The online link judge's order: each link's Shark-Search score (with votes and the
         body-word lift, as ``sharksearch-blocks``) enters the judge's table with the link's
         features; the judge's score (that score + weight × P(relevant) + exploration bonus)
@@ -369,11 +313,11 @@ class CrawlPolicy:
         assert judge is not None
         parent = ParentState(
             url=url,
-            depth=int(state.get("d", 0)),
+            depth=state.depth,
             relevance=judgement.relevance,
             relevant=judgement.relevant,
-            inherited=float(state.get("inh", 0.0)),
-            budget=int(state.get("tb", 0)),
+            inherited=state.inherited or 0.0,
+            budget=state.tunnel_budget or 0,
         )
         memory, limits, skipped, clean_cache = (
             self.memory,
@@ -397,7 +341,7 @@ class CrawlPolicy:
         parent_host, _ = fz.host_and_words(url)
         rows: dict[str, int] = {}
         credited = 0
-        for link, score, child in self.scorer.score(page, parent):
+        for link, score, child, _ in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
             cleaned = clean_cache.get(link.url)
@@ -443,12 +387,10 @@ class CrawlPolicy:
                     rows[target] = -1
                     judge.known_link(target, ids, static, slots, judgement.relevant)
                     continue
-                child.pop("nb", None)
-                child["par"] = url
+                child.parent = url
                 rows[target] = judge.add(target, ids, static, slots, child, judgement.relevant)
             else:
-                child.pop("nb", None)
-                child["par"] = url
+                child.parent = url
                 judge.update(rows[target], score, child)
         rows = {t: r for t, r in rows.items() if r >= 0}
         if rows:
@@ -459,7 +401,7 @@ class CrawlPolicy:
                 total = base + s
                 if memory.improves(target, total):
                     child = judge.child_of(row)
-                    child["score"] = total
+                    child.score = total
                     yield target, total, child
         if judge.due:
             self._epoch += 1
@@ -467,5 +409,5 @@ class CrawlPolicy:
             for target, s, child in list(judge.rescore()):
                 total = base + s
                 if memory.improves(target, total):
-                    child["score"] = total
+                    child.score = total
                     yield target, total, child

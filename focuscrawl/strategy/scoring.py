@@ -3,8 +3,10 @@ and tunneling, and HITS (its link scores come from :mod:`focuscrawl.strategy.hit
 :class:`~focuscrawl.strategy.policy.CrawlPolicy`). Pure functions over a partitioned page; no
 Scrapy import.
 
-A child's frontier state travels in its request as a small dict (:class:`LinkState`):
-its score, the inherited score (Shark-Search), the black-tunneling budget and its depth.
+A child's frontier state travels in its request as a
+:class:`~focuscrawl.frontier.state.RequestState`: its depth, the inherited score (Shark-Search)
+and the black-tunneling budget, to which the policy adds the parent, the learner's anchor words
+and the score.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from focuscrawl.blocks.model import Link, Page
 from focuscrawl.defaults import STRATEGIES  # the one list, beside the settings registry
+from focuscrawl.frontier.state import RequestState
 
 SEED_SCORE = 1e6  # seeds and example pages go first
 
@@ -92,6 +95,8 @@ class ParentState:
 
 
 TextScorer = Callable[[str], float]
+#: ``(link, score, child_state, neighbourhood)``, as :meth:`LinkScorer.score` yields them
+ScoredLink = tuple[Link, float, RequestState, float]
 
 
 def tunnel_budget(relevance: float, threshold: float, max_depth: int) -> int:
@@ -128,27 +133,27 @@ class LinkScorer:
             return min(1.0, relevance / self.reference)
         return relevance
 
-    def score(self, page: Page, parent: ParentState) -> Iterator[tuple[Link, float, dict]]:
-        """Yields ``(link, score, child_state)`` for every followable link of ``page``."""
+    def score(self, page: Page, parent: ParentState) -> Iterator[ScoredLink]:
+        """Yields ``(link, score, child_state, neighbourhood)`` for every followable link of
+        ``page``; ``neighbourhood`` is the Shark-Search anchor and context score (1.0 under the
+        other strategies), which gates the in-link vote bonus."""
         depth = parent.depth + 1
         if self.strategy == "bfs":
             for link in page.links:
-                yield link, -float(depth), {"d": depth}
+                yield link, -float(depth), RequestState(depth), 1.0
             return
         if self.strategy == "hits":  # scored by the policy's HITS graph
             for link in page.links:
-                yield link, 0.0, {"d": depth}
+                yield link, 0.0, RequestState(depth), 1.0
             return
         if self.strategy == "bestfirst":
             for link in page.links:
                 s = 0.5 * parent.relevance + 0.5 * self.score_text(link.anchor)
-                yield link, s, {"d": depth}
+                yield link, s, RequestState(depth), 1.0
             return
         yield from self._shark(page, parent, depth)
 
-    def _shark(
-        self, page: Page, parent: ParentState, depth: int
-    ) -> Iterator[tuple[Link, float, dict]]:
+    def _shark(self, page: Page, parent: ParentState, depth: int) -> Iterator[ScoredLink]:
         p = self.p
         block_rel: dict[int, float] = {}
         if self.blocks:
@@ -188,5 +193,5 @@ class LinkScorer:
             score = p.gamma * inherited + (1 - p.gamma) * neighbourhood
             if self.tunnel and p.black and budget < 0:
                 score *= p.tunnel_penalty**-budget  # a soft decay per hop past the budget
-            child = {"d": depth, "inh": round(inherited, 6), "tb": budget, "nb": neighbourhood}
-            yield link, score, child
+            child = RequestState(depth, inherited=round(inherited, 6), tunnel_budget=budget)
+            yield link, score, child, neighbourhood

@@ -13,7 +13,6 @@ import gzip
 import hashlib
 import json
 import logging
-import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from focuscrawl.relevance.ensemble import prior_matched
 from focuscrawl.relevance.features import TermCounts, page_terms
 from focuscrawl.relevance.model import RelevanceModel
 from focuscrawl.relevance.train import train_pu, train_supervised
+from focuseval.corpora import default_cache_dir  # noqa: F401 - where callers look it up
 from focuseval.wikispeedia import WikispeediaCorpus
 
 log = logging.getLogger(__name__)
@@ -102,10 +102,6 @@ def _cache_key(root: Path) -> str:
     if tar.exists():
         h.update(f"{tar.stat().st_size}:{tar.stat().st_mtime_ns}".encode())
     return h.hexdigest()[:16]
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("FOCUSCRAWL_CACHE", Path.home() / ".cache" / "focuscrawl"))
 
 
 def _page(name: str, title: str, text: str) -> Page:

@@ -8,6 +8,10 @@ corpus labels::
         -a topic=<topic.toml> -a strategy=<name> -s FOCUSCRAWL_CRAWL_LOG=<log.jsonl> \\
         -s CLOSESPIDER_PAGECOUNT=<pages> -s LOG_LEVEL=INFO \\
         -s FOCUSCRAWL_ALLOW_PRIVATE=<the test web's loopback hosts>
+
+Beside the crawls, the pure oracle and BFS references (:mod:`focuseval.oracle`) run in-process
+over the same site (built here as the server builds it), from the same seeds; the report sets
+every strategy against them.
 """
 
 from __future__ import annotations
@@ -21,12 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from focuseval.metrics import CrawlMetrics, evaluate_log
+from focuseval.metrics import CrawlMetrics, evaluate_log, judge_quality
+from focuseval.oracle import LinkGraph, reference_metrics
 from focuseval.report import markdown_table, topic_report, write_topic_report
-from focuseval.testweb import TestWebProcess
+from focuseval.site import Site
+from focuseval.testweb import CORPORA, TestWebProcess, build_site
 from focuseval.topics import (
+    WIKISPEEDIA_TOPICS,
     EvalTopic,
     synthetic_topic,
+    topic_names,
     wikispeedia_topic,
     write_topic_toml,
 )
@@ -34,6 +42,8 @@ from focuseval.topics import (
 logger = logging.getLogger(__name__)
 
 DEFAULT_STRATEGIES = ("bfs", "bestfirst")
+#: the test webs ``focuscrawl eval`` runs on (the dressed web once it is one of the corpora)
+EVAL_CORPORA = tuple(c for c in ("synthetic", "wikispeedia", "dressed") if c in CORPORA)
 
 
 @dataclass(slots=True)
@@ -112,16 +122,44 @@ def run_crawl(
     return CrawlRun(name, proc.returncode, seconds, log, output)
 
 
-def build_topic(corpus: str, topic: str, web: TestWebProcess, corpora: Path | None) -> EvalTopic:
-    """The topic's seeds and labels, from the same deterministic site the server serves."""
+def eval_site(corpus: str, web: TestWebProcess, corpora: Path | None) -> Site:
+    """The same deterministic site the server serves (its hosts, port and seed), in-process."""
     if corpus == "synthetic":
         from focuseval.synthetic import SyntheticWeb
 
-        return synthetic_topic(SyntheticWeb(web.hosts, web.port, seed=web.seed), topic)
-    from focuseval.wikispeedia import WikispeediaSite
+        return SyntheticWeb(web.hosts, web.port, seed=web.seed)
+    if corpus == "wikispeedia":
+        from focuseval.wikispeedia import WikispeediaSite
 
-    site = WikispeediaSite(_wikispeedia(corpora), web.hosts, web.port)
-    return wikispeedia_topic(site.corpus, site.url_for, topic)
+        return WikispeediaSite(_wikispeedia(corpora), web.hosts, web.port)
+    return build_site(corpus, web.port, web.hosts, corpora, web.seed)
+
+
+def site_topic(corpus: str, site: Site, name: str) -> EvalTopic:
+    """The topic ``name`` of ``site``: a synthetic topic; or a Wikispeedia category, full or
+    by its short name (:data:`focuseval.topics.WIKISPEEDIA_TOPICS`), on any site over the
+    Wikispeedia corpus (``corpus`` and ``url_for``); or what the site's own ``eval_topic`` says."""
+    if corpus == "synthetic":
+        return synthetic_topic(site, name)
+    if hasattr(site, "corpus") and hasattr(site, "url_for"):
+        category = WIKISPEEDIA_TOPICS.get(name, name)
+        return wikispeedia_topic(site.corpus, site.url_for, category)
+    if hasattr(site, "eval_topic"):
+        return site.eval_topic(name)  # type: ignore[no-any-return]
+    raise ValueError(f"the {corpus} web has no evaluation topics")
+
+
+def expand_topics(names: list[str]) -> list[str]:
+    """``--topic`` values: the set names (``tuned``, ``dev``, ``heldout``) become their topics."""
+    out: list[str] = []
+    for name in names:
+        out += topic_names(name) if name.lower() in ("tuned", "dev", "heldout") else [name]
+    return list(dict.fromkeys(out))
+
+
+def build_topic(corpus: str, topic: str, web: TestWebProcess, corpora: Path | None) -> EvalTopic:
+    """The topic's seeds and labels, from the same deterministic site the server serves."""
+    return site_topic(corpus, eval_site(corpus, web, corpora), topic)
 
 
 _CORPUS_CACHE: dict[str, Any] = {}
@@ -144,19 +182,33 @@ def evaluate_topic(
     out: Path,
     timeout: float = 900,
     allow_private: str = "",
+    graph: LinkGraph | None = None,
 ) -> dict[str, Any]:
     """Crawl ``topic`` with every strategy (the web must be running, on the hosts
-    ``allow_private`` lists) and write its report."""
+    ``allow_private`` lists) and write its report; with ``graph`` (the served site's), the
+    oracle and BFS references of the same seeds beside them."""
     workdir = out / "runs" / topic.slug
     topic_file = write_topic_toml(topic, workdir / "topic.toml")
     results: dict[str, CrawlMetrics] = {}
     runs: dict[str, dict[str, Any]] = {}
+    judges: dict[str, dict[str, Any]] = {}
+    references: dict[str, CrawlMetrics] = {}
+    if graph is not None:
+        start = time.perf_counter()
+        references = reference_metrics(graph, topic.seeds, topic.labels, pages)
+        logger.info(
+            "%s references in %.1fs: oracle recall %.3f, bfs recall %.3f",
+            topic.name, time.perf_counter() - start,
+            references["oracle"].recall[-1] if references["oracle"].recall else 0.0,
+            references["bfs"].recall[-1] if references["bfs"].recall else 0.0,
+        )  # fmt: skip
     for strategy in strategies:
         run = run_crawl(
             topic_file.resolve(), strategy, pages, workdir.resolve(), timeout, allow_private
         )
         metrics = evaluate_log(run.log, topic.labels)
         results[run.strategy] = metrics
+        judges[run.strategy] = judge_quality(run.log, topic.labels)
         runs[run.strategy] = run.as_dict()
         runs[run.strategy]["pages_per_second"] = round(metrics.fetched / run.seconds, 1)
         logger.info(
@@ -165,8 +217,8 @@ def evaluate_topic(
             metrics.harvest[-1] if metrics.harvest else 0.0,
             metrics.recall[-1] if metrics.recall else 0.0,
         )  # fmt: skip
-    report = topic_report(corpus, topic, results, runs)
-    paths = write_topic_report(out, report, results, topic.slug)
+    report = topic_report(corpus, topic, results, runs, references, judges)
+    paths = write_topic_report(out, report, results, topic.slug, references)
     report["files"] = {k: str(v) for k, v in paths.items()}
     return report
 
@@ -185,11 +237,20 @@ def run_evaluation(
     out.mkdir(parents=True, exist_ok=True)
     reports = []
     with TestWebProcess(corpus, hosts=hosts, corpora=corpora) as web:
-        for name in topics:
-            topic = build_topic(corpus, name, web, corpora)
+        site = eval_site(corpus, web, corpora)
+        graph = LinkGraph(site)  # one graph for every topic of this web: pages partitioned once
+        for name in expand_topics(topics):
+            topic = site_topic(corpus, site, name)
             reports.append(
                 evaluate_topic(
-                    corpus, topic, strategies, pages, out, timeout, allow_private=web.allow_private
+                    corpus,
+                    topic,
+                    strategies,
+                    pages,
+                    out,
+                    timeout,
+                    allow_private=web.allow_private,
+                    graph=graph,
                 )
             )
     (out / "report.md").write_text("\n".join(markdown_table(r) for r in reports), encoding="utf-8")

@@ -9,6 +9,10 @@ corpus labels say what is relevant).
 - *harvest rate* at ``n``: distinct relevant pages among them (status 200, labelled relevant) / ``n``.
 - *target recall* at ``n``: distinct target pages among them / all targets, where the targets are
   the relevant pages reachable from the seeds in the corpus's link graph.
+
+:func:`judge_quality` sets the crawler's own judgement (``relevant`` in the log) beside the
+labels: the harvest it believes it made, and the precision and recall of its judgement over the
+pages it fetched (is the page judge or the link order the cap?).
 """
 
 from __future__ import annotations
@@ -131,3 +135,39 @@ def evaluate(records: Iterable[CrawlRecord], labels: Labels, skipped: int = 0) -
 def evaluate_log(path: Path, labels: Labels) -> CrawlMetrics:
     records, skipped = read_crawl_log(path)
     return evaluate(records, labels, skipped)
+
+
+def judge_quality(path: Path, labels: Labels) -> dict[str, float | int]:
+    """The crawler's judgement of the pages it fetched (``relevant`` of the judged lines of the
+    log, distinct URLs with status 200) against the labels: ``believed`` pages it called
+    relevant, ``true`` pages the labels call relevant, ``both``; ``precision`` = both /
+    believed, ``recall`` = both / true (0 when undefined); ``believed_harvest`` = believed /
+    fetched and ``true_harvest`` = true / fetched (fetched: every response, as the harvest rate)."""
+    records, _ = read_crawl_log(path)
+    believed: set[str] = set()
+    judged: set[str] = set()
+    with Path(path).open(encoding="utf-8") as f:
+        for line in f:
+            try:
+                obj = json.loads(line)
+                if int(obj.get("status", 200)) != 200 or obj.get("relevance") is None:
+                    continue
+                url = normalize_url(str(obj["url"]))
+            except (ValueError, KeyError, TypeError):
+                continue
+            judged.add(url)
+            if obj.get("relevant"):
+                believed.add(url)
+    true = {u for u in judged if u in labels.relevant}
+    both = len(believed & true)
+    fetched = len(records)
+    return {
+        "judged": len(judged),
+        "believed": len(believed),
+        "true": len(true),
+        "both": both,
+        "precision": both / len(believed) if believed else 0.0,
+        "recall": both / len(true) if true else 0.0,
+        "believed_harvest": len(believed) / fetched if fetched else 0.0,
+        "true_harvest": len(true) / fetched if fetched else 0.0,
+    }

@@ -70,10 +70,13 @@ def _not_modified(request: web.BaseRequest, res: Resource) -> bool:
     return False
 
 
-def make_handler(site: Site) -> Callable[[web.BaseRequest], object]:
-    """The request handler: robots, conditional GET, 404, HEAD."""
+def make_handler(site: Site, latency: float = 0.0) -> Callable[[web.BaseRequest], object]:
+    """The request handler: robots, conditional GET, 404, HEAD; ``latency``: seconds every
+    response waits before it is sent (a distant server; the wait blocks no other request)."""
 
     async def handle(request: web.BaseRequest) -> web.StreamResponse:
+        if latency > 0:
+            await asyncio.sleep(latency)
         sockname = request.transport.get_extra_info("sockname") if request.transport else None
         host = sockname[0] if sockname else (request.host.split(":")[0])
         path = request.raw_path  # undecoded path and query: sites decode what they need
@@ -134,9 +137,9 @@ async def _misbehave(
     return response
 
 
-async def serve(site: Site, socks: list[socket.socket]) -> web.BaseRunner:
+async def serve(site: Site, socks: list[socket.socket], latency: float = 0.0) -> web.BaseRunner:
     """Start serving ``site`` on the bound sockets; returns the runner (``await runner.cleanup()``)."""
-    server = web.Server(make_handler(site), access_log=None)  # type: ignore[arg-type]
+    server = web.Server(make_handler(site, latency), access_log=None)  # type: ignore[arg-type]
     runner = web.ServerRunner(server, handle_signals=False, access_log=None)
     await runner.setup()
     for s in socks:
@@ -145,9 +148,9 @@ async def serve(site: Site, socks: list[socket.socket]) -> web.BaseRunner:
 
 
 async def serve_forever(
-    site: Site, socks: list[socket.socket], on_ready: Callable[[], None]
+    site: Site, socks: list[socket.socket], on_ready: Callable[[], None], latency: float = 0.0
 ) -> None:
-    runner = await serve(site, socks)
+    runner = await serve(site, socks, latency)
     on_ready()
     try:
         await asyncio.Event().wait()

@@ -1,5 +1,5 @@
-"""Offline crawl simulation: the spider's own decisions (:class:`CrawlPolicy`, the page
-partition, the frontier) run in-process over a :class:`Site`, without HTTP or Scrapy.
+"""Offline crawl simulation: the spider's own decisions (the policy's page judge and
+:class:`CrawlPolicy`, the page partition, the frontier) run in-process over a :class:`Site`, without HTTP or Scrapy.
 
 A thousand Wikispeedia pages take seconds instead of minutes, which makes parameter studies
 possible (``bench/bench_strategies.py``); ``focuscrawl eval`` then confirms the chosen settings
@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 from focuscrawl.blocks import Page, TemplateLinks, partition
 from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.frontier.state import RequestState
+from focuscrawl.relevance.judge import Judgement
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE
 from focuseval.metrics import CrawlMetrics, CrawlRecord, evaluate
@@ -48,7 +50,8 @@ def simulate(
     frontier = MemoryFrontier()
     frontier.open()
     for url in topic.seeds:
-        frontier.push(url, SEED_SCORE, _fp(url), {"d": 0, "seed": 1, "score": SEED_SCORE})
+        seed = RequestState(seed=True, score=SEED_SCORE)
+        frontier.push(url, SEED_SCORE, _fp(url), seed.to_wire())
     log: list[CrawlRecord] = []
     while len(log) < pages:
         entry = frontier.pop()
@@ -67,10 +70,19 @@ def simulate(
         if templates is not None:
             page = _own_links(page)
             templates.mark(page)
-        judgement = policy.judge(page, entry.data)
-        for url, score, child in policy.links(page, entry.url, entry.data, judgement):
-            frontier.push(url, score, _fp(url), child)
+        state = RequestState.from_wire(entry.data)  # the frontier stores the wire form
+        judgement = judge_page(policy, page, state)
+        for url, score, child in policy.links(page, entry.url, state, judgement):
+            frontier.push(url, score, _fp(url), child.to_wire())
     return log
+
+
+def judge_page(policy: CrawlPolicy, page: Page, state: RequestState) -> Judgement:
+    """As the topical spider's ``judge_page``: the policy's page judge judges the page, then
+    the policy learns from the judgement."""
+    judgement = policy.page_judge.judge(page, seed=state.seed, example=state.example)
+    policy.learn(page, state, judgement)
+    return judgement
 
 
 def simulate_metrics(

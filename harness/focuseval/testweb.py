@@ -21,11 +21,21 @@ from focuscrawl.netguard import allow_private_value
 from focuseval.server import bind_sockets, serve_forever
 from focuseval.site import Site, loopback_hosts
 
-CORPORA = ("synthetic", "evolving", "wikispeedia", "hostile", "hostile-mix", "mirrored", "jsweb")
+CORPORA = (
+    "synthetic",
+    "evolving",
+    "wikispeedia",
+    "dressed",
+    "hostile",
+    "hostile-mix",
+    "mirrored",
+    "jsweb",
+)
 DEFAULT_HOSTS = {
     "synthetic": 6,
     "evolving": 3,
     "wikispeedia": 8,
+    "dressed": 65,  # 64 sites in real chrome and the external host (404 only)
     "hostile": 1,
     "hostile-mix": 7,
     "mirrored": 4,
@@ -56,6 +66,10 @@ def build_site(
         from focuseval.wikispeedia import WikispeediaCorpus, WikispeediaSite
 
         return WikispeediaSite(WikispeediaCorpus.open(corpora), hosts=hosts, port=port)
+    if corpus == "dressed":  # the Wikispeedia articles in real sites' chrome (WCXB templates)
+        from focuseval.dressed import open_dressed
+
+        return open_dressed(hosts, port, corpora)
     if corpus == "mirrored":  # 20 % of the pages are copies (near-duplicates)
         from focuseval.mirrored import MirroredWeb
 
@@ -106,8 +120,10 @@ def run_foreground(
     corpora: Path | None = None,
     seed: int = 7,
     pages: int = 0,
+    latency_ms: int = 0,
 ) -> None:
-    """Bind, build, print the ready line, serve until killed."""
+    """Bind, build, print the ready line, serve until killed (every response ``latency_ms``
+    late)."""
     hosts = loopback_hosts(n_hosts or DEFAULT_HOSTS[corpus])
     port, socks = bind_sockets(hosts + internal_hosts(corpus), port)
     site = build_site(corpus, port, hosts, corpora, seed, pages)
@@ -116,7 +132,7 @@ def run_foreground(
         sys.stdout.write(json.dumps(ready_info(corpus, port, site)) + "\n")
         sys.stdout.flush()
 
-    asyncio.run(serve_forever(site, socks, ready))
+    asyncio.run(serve_forever(site, socks, ready, latency_ms / 1000))
 
 
 class TestWebProcess:
@@ -132,9 +148,11 @@ class TestWebProcess:
         corpora: Path | None = None,
         seed: int = 7,
         pages: int = 0,
+        latency_ms: int = 0,
     ) -> None:
         self.corpus = corpus
         self.pages = pages
+        self.latency_ms = latency_ms
         self.requested_port = port
         self.n_hosts = hosts
         self.corpora = corpora
@@ -171,6 +189,8 @@ class TestWebProcess:
             cmd += ["--hosts", str(self.n_hosts)]
         if self.pages:
             cmd += ["--pages", str(self.pages)]
+        if self.latency_ms:
+            cmd += ["--latency-ms", str(self.latency_ms)]
         if self.corpora:
             cmd += ["--corpora", str(self.corpora)]
         return cmd

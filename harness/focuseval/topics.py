@@ -1,6 +1,7 @@
 """Evaluation topics: keywords, seeds and labels chosen by stated rules, written as topic TOML.
 
-Wikispeedia (a category such as ``subject.Science.Biology.Birds``):
+Wikispeedia (a category such as ``subject.Science.Biology.Birds``), on any site that serves its
+articles (the Wikispeedia site, the dressed web: the labels are that site's URLs):
 
 - *members*: the articles in the category or one of its sub-categories (``categories.tsv``).
 - *keywords*: the words of the category's last path component, lower-cased, split on ``_``,
@@ -37,6 +38,51 @@ SYNTHETIC_RULE = (
     "seeds: the first 3 non-hub pages of the topic's front cluster (generator order); keywords: "
     "the generator's 3 keywords; targets: the topic's pages reachable from the seeds"
 )
+
+#: The Wikispeedia topics the crawl's parameters were tuned on (issues up to 26).
+TUNED_TOPICS = {
+    "Birds": "subject.Science.Biology.Birds",
+    "Space": "subject.Science.Physics.Space_Astronomy",
+    "Health": "subject.Science.Biology.Health_and_medicine",
+    "Chemistry": "subject.Science.Chemistry",
+    "British": "subject.History.British_History",
+    "African": "subject.Geography.African_Geography",
+}
+#: The topics for developing the learned link judge.
+DEV_TOPICS = {
+    "Mammals": "subject.Science.Biology.Mammals",
+    "European": "subject.Geography.European_Geography",
+    "Politics": "subject.Citizenship.Politics_and_government",
+}
+#: Never tuned on: the test of a change, after it was made on the others.
+HELDOUT_TOPICS = {
+    "Figures": "subject.People.Historical_figures",
+    "Plants": "subject.Science.Biology.Plants",
+    "Asia": "subject.Geography.Geography_of_Asia",
+    "Food": "subject.Everyday_life.Food_and_agriculture",
+    "Railway": "subject.Design_and_Technology.Railway_transport",
+    "Ancient": "subject.History.Ancient_History_Classical_History_and_Mythology",
+}
+TOPIC_SETS = {"tuned": TUNED_TOPICS, "dev": DEV_TOPICS, "heldout": HELDOUT_TOPICS}
+#: Every named Wikispeedia topic: short name → category.
+WIKISPEEDIA_TOPICS = {**TUNED_TOPICS, **DEV_TOPICS, **HELDOUT_TOPICS}
+
+
+def topic_names(spec: str) -> list[str]:
+    """Short topic names from a comma-separated list of short names and set names
+    (``tuned``, ``dev``, ``heldout``), in order, without repeats."""
+    names: list[str] = []
+    for item in (s.strip() for s in spec.split(",")):
+        if not item:
+            continue
+        if item.lower() in TOPIC_SETS:
+            names += TOPIC_SETS[item.lower()]
+        elif item in WIKISPEEDIA_TOPICS:
+            names.append(item)
+        else:
+            known = ", ".join([*TOPIC_SETS, *WIKISPEEDIA_TOPICS])
+            raise ValueError(f"unknown topic {item!r}; one of {known}")
+    return list(dict.fromkeys(names))
 
 
 @dataclass(slots=True)
@@ -83,7 +129,10 @@ def wikispeedia_seeds(corpus, category: str) -> list[str]:  # type: ignore[no-un
 
 
 def wikispeedia_topic(corpus, url_for, category: str) -> EvalTopic:  # type: ignore[no-untyped-def]
-    """``url_for(name)`` maps article names to the served URLs."""
+    """``url_for(name)`` maps article names to the served URLs; ``url_for`` may also be a site
+    that has one (:class:`~focuseval.wikispeedia.WikispeediaSite`,
+    :class:`~focuseval.dressed.DressedSite`): same articles, labels on that site's URLs."""
+    url_for = getattr(url_for, "url_for", url_for)
     seeds = wikispeedia_seeds(corpus, category)
     members = corpus.members(category)
     targets = corpus.reachable(seeds) & members

@@ -149,19 +149,24 @@ class WikispeediaCorpus:
             paras = paras[1:]
         return paras
 
-    def render(self, name: str, url_for: callable | None = None) -> bytes:  # type: ignore[valid-type]
-        """The article as a wiki-like HTML page. ``url_for(name)`` makes hrefs (default ``/wiki/name``)."""
-        href = url_for or (lambda n: f"/wiki/{n}")
-        title = title_of(name)
+    def article_html(self, name: str, href) -> str:  # type: ignore[no-untyped-def]
+        """The article itself (title, paragraphs with their anchors, "See also"), as
+        :meth:`render` puts it in its ``<article>``; ``href(name)`` makes the links."""
         body, unplaced = _linked_body(self.paragraphs(name), self.links.get(name, []), href)
-        rng = random.Random(zlib.crc32(name.encode()))
-        names = self.titles
-        related = set(self.links.get(name, ())) | {name}
-        side = [n for n in rng.sample(names, SIDEBAR_LINKS * 2) if n not in related][:SIDEBAR_LINKS]
         see_also = "".join(
             f'<li><a href="{escape(href(n))}">{escape(title_of(n))}</a></li>' for n in unplaced
         )
         see_also_html = f'<h2>See also</h2><ul class="see-also">{see_also}</ul>' if unplaced else ""
+        return f"<h1>{escape(title_of(name))}</h1>{body}{see_also_html}"
+
+    def render(self, name: str, url_for: callable | None = None) -> bytes:  # type: ignore[valid-type]
+        """The article as a wiki-like HTML page. ``url_for(name)`` makes hrefs (default ``/wiki/name``)."""
+        href = url_for or (lambda n: f"/wiki/{n}")
+        title = title_of(name)
+        rng = random.Random(zlib.crc32(name.encode()))
+        names = self.titles
+        related = set(self.links.get(name, ())) | {name}
+        side = [n for n in rng.sample(names, SIDEBAR_LINKS * 2) if n not in related][:SIDEBAR_LINKS]
         sidebar = "".join(
             f'<li><a href="{escape(href(n))}">{escape(title_of(n))}</a></li>' for n in side
         )
@@ -172,7 +177,7 @@ class WikispeediaCorpus:
             '<header><div class="logo">Schools Wiki</div><nav><a href="/">Main page</a> | '
             f'<a href="{escape(href(random_article))}">Random article</a> | <a href="/about.html">About</a> | '
             '<a href="/help.html">Help</a></nav><form class="search"><input name="q"></form></header>'
-            f'<div class="layout"><main><article><h1>{escape(title)}</h1>{body}{see_also_html}</article></main>'
+            f'<div class="layout"><main><article>{self.article_html(name, href)}</article></main>'
             f'<aside class="sidebar"><h3>Other articles</h3><ul>{sidebar}</ul></aside></div>'
             "<footer><p>This page was last modified in 2007. Text is available under the terms "
             "of its licence. Privacy policy. About Schools Wiki. Disclaimers.</p></footer>"

@@ -14,12 +14,15 @@ HELP = "evaluate crawl strategies on the local test web (harvest rate, target re
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", choices=["synthetic", "wikispeedia"], default="wikispeedia")
+    from focuseval.harness import EVAL_CORPORA
+
+    parser.add_argument("--corpus", choices=EVAL_CORPORA, default="wikispeedia")
     parser.add_argument(
         "--topic",
         action="append",
         default=None,
-        help="Wikispeedia category (e.g. subject.Science.Biology.Birds) or synthetic topic (e.g. birds); repeatable",
+        help="Wikispeedia category (e.g. subject.Science.Biology.Birds), its short name (Birds) "
+        "or a set (tuned, dev, heldout), or synthetic topic (e.g. birds); repeatable",
     )
     parser.add_argument(
         "--strategies",
@@ -71,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     for report in reports:
         print(f"{report['topic']}: {report['files']['markdown']} {report['files']['png']}")
+        for name, s in report.get("references", {}).items():
+            at500 = s["checkpoints"].get("500")
+            cell = "n/a" if at500 is None else f"recall {at500['target_recall']:.3f}"
+            print(f"  {name + ' (ref)':12s} {s['fetched']:5d} pages, at 500: {cell}")
         for name, s in report["strategies"].items():
             at500 = s["checkpoints"].get("500")
             cell = (
@@ -78,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
                 if at500 is None
                 else f"harvest {at500['harvest_rate']:.3f}, recall {at500['target_recall']:.3f}"
             )
+            x = s.get("x_oracle", {}).get("500")
+            vs = "" if x is None else f", ×oracle {x:.2f}"
             print(
-                f"  {name:12s} {s['fetched']:5d} pages, at 500: {cell}; final harvest {s['harvest_rate']:.3f}, recall {s['target_recall']:.3f}, exit {s['returncode']}"
+                f"  {name:12s} {s['fetched']:5d} pages, at 500: {cell}{vs}; final harvest {s['harvest_rate']:.3f}, recall {s['target_recall']:.3f}, exit {s['returncode']}"
             )
     print(f"report: {args.out / 'report.md'}")
     return 0

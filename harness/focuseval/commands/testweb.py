@@ -9,7 +9,7 @@ from focuscrawl.cli import CommandError
 
 NAME = "testweb"
 EXAMPLE = "focuscrawl testweb --corpus hostile --port 8123"
-HELP = "serve a local multi-host test web (synthetic, evolving, Wikispeedia or hostile) until interrupted"
+HELP = "serve a local multi-host test web (synthetic, evolving, Wikispeedia, dressed or hostile) until interrupted"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,13 +19,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "synthetic",
             "evolving",
             "wikispeedia",
+            "dressed",
             "hostile",
             "hostile-mix",
             "mirrored",
             "jsweb",
         ],
         default="synthetic",
-        help="hostile: ordinary pages among hostile pages, wire tricks and traps (hostile-mix: "
+        help="dressed: the Wikispeedia articles inside real sites' chrome (64 hosts and a 404 "
+        "host); hostile: ordinary pages among hostile pages, wire tricks and traps (hostile-mix: "
         "with the synthetic web, for the soak bench)",
     )
     parser.add_argument(
@@ -42,13 +44,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pages", type=int, default=0, help="pages of the synthetic web (0: its default, 3000)"
     )
+    parser.add_argument(
+        "--latency-ms",
+        type=int,
+        default=0,
+        help="every response waits this long before it is sent (a distant server)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from focuseval.testweb import run_foreground
 
     try:
-        run_foreground(args.corpus, args.port, args.hosts, args.corpora, args.seed, args.pages)
+        run_foreground(
+            args.corpus,
+            args.port,
+            args.hosts,
+            args.corpora,
+            args.seed,
+            args.pages,
+            args.latency_ms,
+        )
     except (FileNotFoundError, ValueError, OSError) as exc:
         raise CommandError(str(exc)) from exc
     return 0
