@@ -68,12 +68,12 @@ class SharkParams:
     # constant of the (host, block signature) arms; every judge_every judged pages the
     # judge_top best queued links are re-scored by the current model; judge_capacity rows
     judge_weight: float = 1.0
-    judge_explore: float = 0.02
-    judge_rate: float = 0.2
+    judge_explore: float = 0.0
+    judge_rate: float = 0.05
     judge_every: int = 25
     judge_top: int = 1000
     judge_capacity: int = 50_000
-    judge_hashed: bool = False  # True: also the hashed words and signatures (worse on DEV)
+    judge_hashed: bool = True  # False: the judge learns from its numeric features only
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:
