@@ -54,6 +54,8 @@ class LinkFeaturizer:
         self.max_cache = max_cache
         self._words: dict[str, int] = {}
         self._path_cache: dict[str, tuple[str, list[str]]] = {}
+        # the word ids of a link (anchor, URL words, context): links repeat across pages
+        self._word_ids: dict[tuple[str, str, str], list[int]] = {}
 
     def _h(self, word: str) -> int:
         h = self._words.get(word)
@@ -92,14 +94,21 @@ class LinkFeaturizer:
     ) -> list[int]:
         """The hashed feature ids of one link (distinct, at most a few dozen)."""
         h, mk = self._h, self._id
-        ids: list[int] = []
-        words = fast_tokens(link.anchor)[:MAX_WORDS] if link.anchor else []
-        # anchor and URL words share one kind: on most sites they say the same thing
-        for w in dict.fromkeys(words + url_words[: MAX_WORDS - len(words)]):
-            ids.append(mk(h(w), "a"))
-        if link.context:
-            for w in list(dict.fromkeys(fast_tokens(link.context)))[:MAX_CONTEXT_WORDS]:
-                ids.append(mk(h(w), "c"))
+        key = (link.anchor, link.url, link.context)
+        words_ids = self._word_ids.get(key)
+        if words_ids is None:
+            words_ids = []
+            words = fast_tokens(link.anchor)[:MAX_WORDS] if link.anchor else []
+            # anchor and URL words share one kind: on most sites they say the same thing
+            for w in dict.fromkeys(words + url_words[: MAX_WORDS - len(words)]):
+                words_ids.append(mk(h(w), "a"))
+            if link.context:
+                for w in list(dict.fromkeys(fast_tokens(link.context)))[:MAX_CONTEXT_WORDS]:
+                    words_ids.append(mk(h(w), "c"))
+            if len(self._word_ids) >= self.max_cache:
+                self._word_ids.clear()
+            self._word_ids[key] = words_ids
+        ids = list(words_ids)
         hh = h(host)
         sh = h(signature)
         ids.append(mk(hh, "h"))
