@@ -48,7 +48,7 @@ from bench_cluster_memory import Server  # noqa: E402
 from bench_cluster_shards import workload  # noqa: E402
 from focuseval.localcluster import LocalCluster  # noqa: E402
 
-from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
+from focuscrawl.frontier.redis_frontier import RedisFrontier  # noqa: E402
 from focuscrawl.frontier.redis_shards import _EMPTY, ShardedRedisFrontier  # noqa: E402
 from focuscrawl.frontier.shard_keys import SLOTS, shard_of, shard_tags  # noqa: E402
 

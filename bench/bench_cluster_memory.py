@@ -111,7 +111,7 @@ def bench_scrapy_redis(
     from scrapy_redis.queue import PriorityQueue
 
     from focuscrawl.frontier.base import host_of
-    from focuscrawl.frontier.redis import encode_entry
+    from focuscrawl.frontier.redis_frontier import encode_entry
     from focuscrawl.frontier.requests import encode
 
     spider = _Spider()
@@ -151,23 +151,24 @@ def bench_scrapy_redis(
 def bench_focuscrawl(server: Server, prepared: Prepared, bloom: float) -> tuple[float, float]:
     """Push every prepared entry (as ``RedisFrontier.push_many`` does), then pop and ack every
     one (as workers do, pipelined per host)."""
-    from focuscrawl.frontier.redis import PUSH_CHUNK, RedisFrontier
+    from focuscrawl.frontier.redis_frontier import PUSH_CHUNK, RedisFrontier
+    from focuscrawl.frontier.rediswire import SCRIPTS
 
     n = len(prepared)
     server.client.flushall()
     base = server.used()
     frontier = RedisFrontier(server.url, "focuscrawl:topical", capacity=n, bloom_error_rate=bloom)
     frontier.open()
-    sha = {name: script.sha for name, script in frontier._scripts.items()}
+    sha = {name: script.sha for name, script in SCRIPTS.items()}
     for name in ("pushmany", "pop", "ack"):
-        server.client.script_load(frontier._scripts[name].script)
+        server.client.script_load(SCRIPTS[name].text)
     for start in range(0, n, BATCH):
         pipe = server.client.pipeline(transaction=False)
         for chunk in range(start, min(start + BATCH, n), PUSH_CHUNK):
             args: list[object] = []
             for host, score, rest, fp in prepared[chunk : min(chunk + PUSH_CHUNK, n)]:
-                args += [host, score, rest, "0", frontier._offsets(fp)]
-            pipe.evalsha(sha["pushmany"], 0, *frontier._args(args))
+                args += [host, score, rest, "0", frontier.offsets(fp)]
+            pipe.evalsha(sha["pushmany"], 0, *frontier.script_args(args))
         pipe.execute()
     assert len(frontier) == n, len(frontier)
     queued = (server.used() - base) / n
@@ -178,12 +179,12 @@ def bench_focuscrawl(server: Server, prepared: Prepared, bloom: float) -> tuple[
             pipe = server.client.pipeline(transaction=False)
             k = min(BATCH // 2, count - done)
             for _ in range(k):
-                pipe.evalsha(sha["pop"], 0, *frontier._args([host, "300"]))
+                pipe.evalsha(sha["pop"], 0, *frontier.script_args([host, "300"]))
             popped = pipe.execute()
             pipe = server.client.pipeline(transaction=False)
             for rest, _score8 in popped:
                 fp = rest[1:21]
-                pipe.evalsha(sha["ack"], 0, *frontier._args([fp[:8], frontier._offsets(fp)]))
+                pipe.evalsha(sha["ack"], 0, *frontier.script_args([fp[:8], frontier.offsets(fp)]))
             pipe.execute()
             done += k
     assert len(frontier) == 0 and frontier.in_flight() == 0

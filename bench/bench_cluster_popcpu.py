@@ -23,7 +23,7 @@ from bench_cluster_shards import Nodes, workload  # noqa: E402
 from focuseval.localcluster import LocalCluster  # noqa: E402
 
 import focuscrawl.frontier.redis_shards as shards  # noqa: E402
-from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
+from focuscrawl.frontier.redis_frontier import RedisFrontier  # noqa: E402
 
 CHUNK = 250
 

@@ -27,7 +27,7 @@ from focuseval.localcluster import LocalCluster  # noqa: E402
 from focuseval.metrics import CrawlRecord, evaluate  # noqa: E402
 
 from focuscrawl.frontier.memory import MemoryFrontier  # noqa: E402
-from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
+from focuscrawl.frontier.redis_frontier import RedisFrontier  # noqa: E402
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier  # noqa: E402
 
 TOPICS = ("Birds", "Space", "Health", "Chemistry", "British", "African")

@@ -25,8 +25,9 @@ from focuseval.localcluster import LocalCluster  # noqa: E402
 
 import focuscrawl.change.store_redis as store_redis  # noqa: E402
 from focuscrawl.change.store_redis import RedisChangeStore, prefetch_command  # noqa: E402
-from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
+from focuscrawl.frontier.redis_frontier import RedisFrontier  # noqa: E402
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier  # noqa: E402
+from focuscrawl.frontier.rediswire import Pipeline  # noqa: E402
 
 CHUNK = 250
 LINKS = 3  # new links per page
@@ -41,13 +42,13 @@ class Counted:
 
 
 _run = RedisChangeStore._run
-_read_all = RedisFrontier._read_all
+_read_replies = Pipeline.read_replies
 
 
-def _counted_read_all(self: RedisFrontier, upto: Any) -> list[Any]:
-    if self._unread and not self._conn.can_read(timeout=0):
+def _counted_read_replies(self: Pipeline, upto: Any) -> list[Any]:
+    if not self.arrived():
         Counted.blocked += 1
-    return _read_all(self, upto)
+    return _read_replies(self, upto)
 
 
 def _counted_run(self: RedisChangeStore, shared: Any, build: Any = None) -> list[Any]:
@@ -73,7 +74,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=4_000)
     args = parser.parse_args()
     RedisChangeStore._run = _counted_run  # type: ignore[method-assign]
-    RedisFrontier._read_all = _counted_read_all  # type: ignore[method-assign]
+    Pipeline.read_replies = _counted_read_replies  # type: ignore[method-assign]
     store_redis.WRITE_DELAY = 1e9
     n = args.urls
     items = list(workload(n, 1000))

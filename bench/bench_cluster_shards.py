@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from focuseval.localcluster import LocalCluster  # noqa: E402
 
-from focuscrawl.frontier.redis import RedisFrontier  # noqa: E402
+from focuscrawl.frontier.redis_frontier import RedisFrontier  # noqa: E402
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier  # noqa: E402
 
 BATCH = 20_000

@@ -381,7 +381,7 @@ def test_redis_queued_visit_into_lost_data_is_a_clear_error(redis_client, redis_
 # --- Redis: the frontier reads the popped URL's record ahead, with its next pop ---------------
 def _frontier_reading_ahead(redis_url: str) -> Any:
     from focuscrawl.change.store_redis import prefetch_command
-    from focuscrawl.frontier.redis import RedisFrontier
+    from focuscrawl.frontier.redis_frontier import RedisFrontier
 
     frontier = RedisFrontier(redis_url, "fx")
     frontier.pop_ahead = True

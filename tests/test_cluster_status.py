@@ -8,7 +8,7 @@ import pytest
 
 from focuscrawl.cli import main
 from focuscrawl.cluster.state import publish_topic, read_status, read_topic, write_worker
-from focuscrawl.frontier.redis import RedisFrontier
+from focuscrawl.frontier.redis_frontier import RedisFrontier
 from focuscrawl.topic import Topic, TopicError
 from tests.frontier_contract import push
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import redis
 
-from focuscrawl.frontier.redis import RedisFrontier
+from focuscrawl.frontier.redis_frontier import RedisFrontier
 from focuscrawl.frontier.redis_health import RedisPolicyError, check_eviction_policy
 from tests.conftest import RedisServer
 from tests.fault_crawl import (
@@ -73,7 +73,7 @@ def test_a_crawl_waits_for_entries_a_stopped_run_left_leased(
     stopped.open()
     stopped.push("http://a.test/left", 0.9, fp("http://a.test/left"), good)
     assert stopped.pop() is not None  # in flight when that run stopped: never acknowledged
-    stopped._client.close()  # gone without a close: its lease stays
+    stopped.wire.abandon()  # gone without a close: its lease stays
 
     settings = {**DEFAULTS, "REDIS_URL": redis_url, "FOCUSCRAWL_REDIS_PREFIX": prefix}
     crawler = get_crawler(TopicalSpider, settings)
@@ -105,7 +105,7 @@ def test_an_evicting_redis_is_refused_at_start(tmp_path: Path) -> None:
         frontier = RedisFrontier(own.url, "focuscrawl:t")
         with pytest.raises(RedisPolicyError, match="maxmemory-policy allkeys-lru.*noeviction"):
             frontier.open()
-        frontier._client.close()
+        frontier.wire.close()
     finally:
         own.stop()
 

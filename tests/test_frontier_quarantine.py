@@ -14,7 +14,7 @@ from focuscrawl.frontier.base import PushResult
 from focuscrawl.frontier.journal import release_jobdir
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.quarantine import read_records, read_redis_quarantine
-from focuscrawl.frontier.redis import RedisFrontier
+from focuscrawl.frontier.redis_frontier import RedisFrontier
 from tests.frontier_contract import fp, push
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.frontier.base import PushResult
-from focuscrawl.frontier.redis import _ZDICT, RedisFrontier
+from focuscrawl.frontier.redis_frontier import _ZDICT, RedisFrontier
 from tests.conftest import RedisServer
 from tests.frontier_contract import FrontierContract, drain, fp, push
 
@@ -224,7 +224,7 @@ def test_redis_restart_with_aof_loses_nothing(tmp_path: Path) -> None:
         server.stop()  # Redis goes down mid-crawl
 
         waiter = _Waiter("unreachable")
-        log = logging.getLogger("focuscrawl.frontier.redis")
+        log = logging.getLogger("focuscrawl.frontier.rediswire.pipeline")
         log.addHandler(waiter)
         result: list[object] = []
         worker = threading.Thread(target=lambda: result.append(push(f, "http://new.test/", 0.99)))
@@ -249,7 +249,7 @@ def test_redis_restart_with_aof_loses_nothing(tmp_path: Path) -> None:
 def test_unreadable_entry_is_dropped_and_counted(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
     f = make(redis_url)
     garbage = bytes([8]) + b"\x01" * 8 + b"not deflate at all \xff\xfe"
-    assert f._run("push", ["a.test", "0.9", garbage, "0", ""]) == b"added"
+    assert f.run("push", ["a.test", "0.9", garbage, "0", ""]) == b"added"
     push(f, "http://a.test/ok", 0.5)
     entry = f.pop()
     assert entry is not None and entry.url == "http://a.test/ok"
@@ -402,10 +402,10 @@ def test_a_pop_whose_send_ahead_fails_still_hands_out_its_entry(
     f.nonblocking = True
     for i in range(3):
         push(f, f"https://h{i}.test/p", 1.0 - i / 10)
-    send_ahead = f._send_ahead
+    send_ahead = f.send_ahead
 
     def unreachable_meanwhile(*args, **kw) -> None:  # type: ignore[no-untyped-def]
-        conn = f._conn
+        conn = f.wire.conn
         send = conn.send_packed_command
 
         def gone(*a, **k) -> None:  # type: ignore[no-untyped-def]
@@ -417,10 +417,10 @@ def test_a_pop_whose_send_ahead_fails_still_hands_out_its_entry(
         finally:
             conn.send_packed_command = send
 
-    f._send_ahead = unreachable_meanwhile  # type: ignore[method-assign]
+    f.send_ahead = unreachable_meanwhile  # type: ignore[method-assign]
     first = f.pop()
     assert first is not None and first.url == "https://h0.test/p"
-    f._send_ahead = send_ahead  # type: ignore[method-assign]
+    f.send_ahead = send_ahead  # type: ignore[method-assign]
     second = f.pop()  # Redis is back: the pop sent ahead goes again, its entry comes
     assert second is not None and second.url == "https://h1.test/p"
     for entry in (first, second):
@@ -456,9 +456,9 @@ def test_replies_refused_while_a_cluster_fails_over_are_sent_again(
         f"return redis.error_reply(\"{refusal}\") end return 'done'"
     )
     got: list[object] = []
-    f._exec([("EVAL", refuse_once, 1, "fctest:failover")], got.extend)  # sent ahead
+    f.wire.execute([("EVAL", refuse_once, 1, "fctest:failover")], got.extend)  # sent ahead
     with pytest.raises(FrontierUnavailable):
-        f._exec([("PING",)])  # the next call that reads meets the refusal
+        f.wire.execute([("PING",)])  # the next call that reads meets the refusal
     assert got == []
     f.resume()
     assert got == [b"done"] and redis_client.get("fctest:failover") == b"2"

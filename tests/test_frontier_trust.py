@@ -12,7 +12,7 @@ from scrapy import Request
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.defaults import DEFAULTS
-from focuscrawl.frontier.redis import RedisFrontier
+from focuscrawl.frontier.redis_frontier import RedisFrontier
 from focuscrawl.frontier.requests import decode, encode
 from focuscrawl.frontier.scheduler import FocusScheduler
 from focuscrawl.frontier.state import RequestState

@@ -280,8 +280,7 @@ def test_a_pages_ack_waits_for_its_links_and_a_dead_worker_loses_none(
     got: list[list[PushResult]] = []
     worker.push_many(links, [entry.fingerprint], got.append)
     for shard in worker.shards:  # the worker dies: nothing it held is sent
-        shard._conn.disconnect()
-        shard._client.close()
+        shard.wire.abandon()
     other = make(redis_cluster_url, shards=12)
     assert len(other) == 0 and other.in_flight() == 1  # the page is still leased
     expire_all(cluster_client)

@@ -1,4 +1,5 @@
-"""Cluster mode: many Scrapy workers sharing one Redis frontier (:mod:`focuscrawl.frontier.redis`).
+"""Cluster mode: many Scrapy workers sharing one Redis frontier
+(:mod:`focuscrawl.frontier.redis_frontier`).
 
 * :mod:`.politeness` — per-host concurrency and request rate shared by all workers
   (robots.txt ``Crawl-delay`` honoured), and its downloader middleware.

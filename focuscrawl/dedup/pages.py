@@ -50,7 +50,7 @@ class DuplicatePages:
         url = redis_url(settings)
         if url:
             from focuscrawl.dedup.redis_index import RedisDuplicateIndex
-            from focuscrawl.frontier.redis import SOCKET_TIMEOUTS
+            from focuscrawl.frontier.rediswire import SOCKET_TIMEOUTS
 
             template = settings.get("FOCUSCRAWL_REDIS_PREFIX") or "focuscrawl:%(spider)s"
             client = connect(url, redis_cluster(settings), **SOCKET_TIMEOUTS)

@@ -24,7 +24,7 @@ def build_frontier(settings: Any, spider_name: str) -> Frontier:
 
             frontier = ShardedRedisFrontier.from_settings(settings, spider_name)
         else:
-            from focuscrawl.frontier.redis import RedisFrontier  # optional dependency
+            from focuscrawl.frontier.redis_frontier import RedisFrontier  # optional dependency
 
             frontier = RedisFrontier.from_settings(settings, spider_name)
         # the change store's read sent with each pop: handed in, named by a setting

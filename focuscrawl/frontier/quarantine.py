@@ -10,11 +10,11 @@ one *attempt*:
   record and an ack record per page; a resume counts the pops without an ack (a graceful close
   writes a release record for what it still held, which does not count). The count is kept in
   the compacted journal.
-* Redis (:class:`~focuscrawl.frontier.redis.RedisFrontier`): the count lives in the entry's flags
-  byte, so the lease record carries it; the ``requeue`` script raises it when a lease expires,
+* Redis (:class:`~focuscrawl.frontier.redis_frontier.RedisFrontier`): the count lives in the entry's
+  flags byte, so the lease record carries it; the ``requeue`` script raises it when a lease expires,
   and keeps it in ``<prefix>:attempts`` too, from where a priority upgrade (which queues the
-  pusher's fresh copy of the entry) takes it over. Per page: no round trip and no byte more; the
-  ack script deletes one hash field (of a hash that is empty unless a worker died).
+  pusher's fresh copy of the entry) takes it over. Per page: no round trip and no byte more; the ack
+  script deletes one hash field (of a hash that is empty unless a worker died).
 
 An entry that reaches ``quarantine_after`` attempts (``FOCUSCRAWL_QUARANTINE_AFTER``, 2) is not
 delivered again: it is recorded (``JOBDIR/quarantine.jsonl``; the ``<prefix>:quarantine`` hash)
@@ -45,7 +45,7 @@ QUARANTINE_FILE = "quarantine.jsonl"  # under JOBDIR, next to the frontier journ
 # never acknowledged must not stall a crawl; downloads time out well before)
 PROBATION_SECONDS = 300.0
 # a Redis quarantine value: attempts, unix time, then the lease record of the entry
-# (``hostlen host score8 entry``, see focuscrawl.frontier.redis)
+# (``hostlen host score8 entry``, see focuscrawl.frontier.redis_frontier)
 REDIS_HEAD = struct.Struct(">Bd")
 
 

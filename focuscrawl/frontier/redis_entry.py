@@ -1,5 +1,6 @@
 """A Redis frontier entry as bytes: ``fplen fp flags deflate(url-rest \\0 json)``. Plain data,
-nothing a worker would execute (read by :mod:`focuscrawl.frontier.redis` and the quarantine)."""
+nothing a worker would execute (read by :mod:`focuscrawl.frontier.redis_frontier` and the
+quarantine)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
-"""The Redis frontier sharded over a Redis Cluster: N :class:`RedisFrontier` shards, one per
-hash tag, best-first across them.
+"""The Redis frontier sharded over a Redis Cluster: N
+:class:`~focuscrawl.frontier.rediswire.shard.QueueShard` shards, one per hash tag, best-first
+across them.
 
 * **One slot per script.** Shard ``k`` keeps every key under ``P:{t_k}`` (``t_k`` a hash tag
   chosen so that the N shards spread evenly over the 16,384 slots, hence over the masters). A
   URL belongs to the shard of its host (:func:`shard_of`): a host's queue, its de-dup entries
-  (queued score or seen) and its leases live in one slot, so every Lua script of
-  :mod:`focuscrawl.frontier.redis_scripts` runs unchanged, atomically, on one master. The seen
-  set is thereby sharded by a hash of the URL's host; the change store by a hash of the URL
+  (queued score or seen) and its leases live in one slot, so every Lua script of the frontier
+  (:mod:`focuscrawl.frontier.rediswire.scripts`) runs unchanged, atomically, on one master. The
+  seen set is thereby sharded by a hash of the URL's host; the change store by a hash of the URL
   (:mod:`focuscrawl.change.store_redis`).
 * **Best-first across shards.** The worker keeps the best score of each shard's head
   (``P:{t}:hosts``): learnt from each pop's reply (the head after it, read in the same round
@@ -24,7 +25,8 @@ hash tag, best-first across them.
   shard's next call, or all at ``HOLD_LINKS`` / ``HOLD_SECONDS``); its ack, until they are sent.
 * **Failover.** Each shard talks to the master serving its slot on its own connection; when it
   fails, the shard asks the cluster (``CLUSTER SLOTS``) where its slot is now and sends again
-  what was not acknowledged there (:meth:`RedisFrontier._relocated`).
+  what was not acknowledged there
+  (:meth:`~focuscrawl.frontier.rediswire.pipeline.Pipeline.relocated`).
 """
 
 from __future__ import annotations
@@ -36,19 +38,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from focuscrawl import defaults
 from focuscrawl.credentials import redact_url
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
 from focuscrawl.frontier.prefetch import Prefetched
 from focuscrawl.frontier.quarantine import QuarantineRecord
-from focuscrawl.frontier.redis import (
-    _RESULTS,
-    PUSH_CHUNK,
-    SOCKET_TIMEOUTS,
-    PushItem,
-    RedisFrontier,
-    _Sent,
-)
 from focuscrawl.frontier.redis_health import FrontierUnavailable
+from focuscrawl.frontier.rediswire.pipeline import SOCKET_TIMEOUTS, Batch, Command
+from focuscrawl.frontier.rediswire.replies import PopKind, push_results
+from focuscrawl.frontier.rediswire.shard import REQUEUE_BATCH, PushItem, QueueShard
 from focuscrawl.frontier.shard_keys import (  # re-exported
     SHARDS_PER_MASTER,
     frontier_prefixes,
@@ -72,7 +70,7 @@ _EMPTY = float("-inf")
 
 
 class ShardedRedisFrontier:
-    """The frontier contract over ``shards`` :class:`RedisFrontier` shards of a Redis Cluster
+    """The frontier contract over ``shards`` :class:`QueueShard` shards of a Redis Cluster
     (``shards=0``: 16 per master, fixed by the first worker in ``P:cluster``)."""
 
     def __init__(self, url: str, prefix: str, *, shards: int = 0, **shard_kw: Any) -> None:
@@ -82,11 +80,12 @@ class ShardedRedisFrontier:
         self.shard_kw = shard_kw
         self.lease = float(shard_kw.get("lease", 300.0))
         self.retry_timeout = float(shard_kw.get("retry_timeout", 600.0))
-        self.shards: list[RedisFrontier] = []
+        self.shards: list[QueueShard] = []
         self.quarantined: list[QuarantineRecord] = []
         self.pop_ahead = False  # on for a crawl's frontier (from_settings), see pop()
         # the change store's read of the URL just popped, sent with the next pop ahead (on the
-        # connection of a shard on the record's master; see RedisFrontier.prefetch)
+        # connection of a shard on the record's master; see
+        # focuscrawl.frontier.redis_frontier.RedisFrontier.prefetch)
         self.prefetch: Callable[[str, Callable[[], None]], Prefetched] | None = None
         self._ahead_k: int | None = None  # the shard the next pop was sent ahead to
         self._nonblocking = False
@@ -106,7 +105,6 @@ class ShardedRedisFrontier:
         self._held: dict[int, _Held] = {}  # shard → links held for it (not in its outbox yet)
         self._acks: list[tuple[int, bytes, list[_Held]]] = []  # (shard, fp, links it follows)
         self._ready: dict[int, list[bytes]] = {}  # shard → acks whose links were sent
-        self._ready_acks: dict[int, list[bytes]] = {}  # shard → acks whose links were sent
         self._next_requeue = 0.0
         self._requeue_at: list[float] = []  # per shard: when its leases are checked next
         self._rng = random.Random()
@@ -115,7 +113,7 @@ class ShardedRedisFrontier:
     def from_settings(cls, settings: Any, spider_name: str) -> ShardedRedisFrontier:
         from focuscrawl.frontier.connection import frontier_options
 
-        shards = settings.getint("FOCUSCRAWL_REDIS_SHARDS", 0)
+        shards = defaults.read(settings, "FOCUSCRAWL_REDIS_SHARDS")
         frontier = cls(**frontier_options(settings, spider_name), shards=shards)
         frontier.pop_ahead = True  # its prefetch is handed in by the factory
         return frontier
@@ -165,7 +163,7 @@ class ShardedRedisFrontier:
         kw = {**self.shard_kw, "capacity": max(1, capacity // n)}
         self.shards = []
         for tag in shard_tags(n):
-            shard = RedisFrontier(self._node_url(tag), f"{self.prefix}:{{{tag}}}", **kw)
+            shard = QueueShard(self._node_url(tag), f"{self.prefix}:{{{tag}}}", **kw)
             shard.relocate = self._relocator(tag)
             shard.nonblocking = self._nonblocking
             shard.open()
@@ -256,14 +254,7 @@ class ShardedRedisFrontier:
         if result in (PushResult.ADDED, PushResult.UPGRADED) and score > self._head[k]:
             self._head[k] = score
             if host:  # the shard's top host now: asked about first by its next pop
-                self._top(k, host)
-
-    def _top(self, k: int, host: str) -> None:
-        """``host`` at the top of shard ``k``: first of the hosts its pop asks ``busy`` about
-        (a pop sent ahead past an unknown top host would come back asking, and wait)."""
-        shard = self.shards[k]
-        if not shard._top_hosts or shard._top_hosts[0] != host:
-            shard._top_hosts = [host, *(h for h in shard._top_hosts if h != host)]
+                self.shards[k].put_top_host(host)
 
     def push(
         self, url: str, score: float, fingerprint: bytes, data: dict[str, Any], force: bool = False
@@ -279,7 +270,7 @@ class ShardedRedisFrontier:
         ack: Sequence[bytes] = (),
         on_results: Callable[[list[PushResult]], None] | None = None,
     ) -> list[PushResult] | None:
-        """As :meth:`RedisFrontier.push_many`.
+        """As :meth:`QueueShard.push_many`.
 
         Without ``on_results``: one call per shard touched, each waited for (the links of
         other shards first, then those of the acknowledged entries' shard with the acks).
@@ -327,7 +318,7 @@ class ShardedRedisFrontier:
                 for shard in self.shards:
                     shard.ack(fp)
                 continue
-            self.shards[k]._acked(fp)
+            self.shards[k].mark_acked(fp)
             self._acks.append((k, fp, links))
         self._hold(len(items) + len(ack))
         if not groups:
@@ -385,24 +376,19 @@ class ShardedRedisFrontier:
         if held is None and not acks:
             return
         shard = self.shards[k]
-        items = held.items if held is not None else []
-        chunks = [items[i : i + PUSH_CHUNK] for i in range(0, len(items), PUSH_CHUNK)] or [[]]
-        commands = [
-            shard._pushack(chunk, acks if n == len(chunks) - 1 else (), acks_first=False)
-            for n, chunk in enumerate(chunks)
-        ]
+        commands = shard.pushack_commands(held.items if held is not None else [], acks)
         callbacks = held.callbacks if held is not None else []
 
         def split(replies: list[Any]) -> None:
-            results = [_RESULTS[r.decode()] for reply in replies for r in reply]
+            results = push_results(replies)
             at = 0
             for n, got in callbacks:
                 got(results[at : at + n])
                 at += n
 
-        shard._exec(commands, split, send=False)
+        batch = shard.wire.queue(commands, split)
         if held is not None:
-            held.batch = shard._outbox[-1]
+            held.batch = batch
 
     def _stage_all(self) -> None:
         for k in [*self._held, *self._ready]:
@@ -431,8 +417,8 @@ class ShardedRedisFrontier:
         (the heads the links raised, as Redis has them: a link already seen raises none)."""
         self._stage_all()
         for k, shard in enumerate(self.shards):
-            if shard._outbox:
-                shard._exec([_head_command(shard)], self._set_head(k))
+            if shard.wire.queued:
+                shard.wire.execute([_head_command(shard)], self._set_head(k))
                 self._unread.add(k)
 
     def push_replacing(self, item: PushItem, parent: bytes) -> PushResult:
@@ -480,10 +466,10 @@ class ShardedRedisFrontier:
         late = set()
         for k in self._unread:
             shard = self.shards[k]
-            if shard._unread and not _arrived(shard):
+            if not shard.wire.arrived():
                 late.add(k)
             else:
-                shard._read_sent()
+                shard.wire.read_sent()
         self._unread = late
 
     def _pop_best(self, busy: HostBusy) -> FrontierEntry | None:
@@ -506,24 +492,20 @@ class ShardedRedisFrontier:
         if k is None:
             return None
         shard = self.shards[k]
-        reply = shard._ahead_reply()  # if this raises, the entry is taken at a later pop
+        reply = shard.take_ahead()  # if this raises, the entry is taken at a later pop
         self._ahead_k = None
-        shard._ahead = None
-        if not reply or reply[0] != b"!":  # nothing free there then, or hosts to ask about
-            if reply and reply[0] == b"?":  # (asked at the pop that follows)
-                shard._top_hosts = [h.decode() for h in reply[1:]]
+        if reply is None or not reply.is_entry:  # nothing free there then, or hosts to ask
+            if reply is not None and reply.kind is PopKind.ASK:  # (at the pop that follows)
+                shard.top_hosts = reply.hosts
             return None
-        entry = shard._entry_of(reply)
+        entry = shard.entry_of(reply)
         if entry is None:
             return None
         self._taken(k, entry)
         return entry
 
     def _taken(self, k: int, entry: FrontierEntry) -> None:
-        shard = self.shards[k]
-        shard._leased.add(entry.fingerprint[:8])
-        if entry.attempts and shard.quarantine_after:
-            shard._probation.delivered(entry.fingerprint[:8])
+        self.shards[k].lease_taken(entry)
         self._where[entry.fingerprint[:8]] = k
 
     def _send_ahead(self, busy: HostBusy, url: str) -> None:
@@ -540,25 +522,24 @@ class ShardedRedisFrontier:
             j = self._shard_on_master_of(str(command[1]), k)
             if j is not None:
                 self._stage(j)
-                reader.append(self.shards[j]._read_sent)
-                self.shards[j]._exec([command], lambda replies: deliver(replies[0]), send=False)
+                reader.append(self.shards[j].wire.read_sent)
+                self.shards[j].queue_read(command, deliver)
         if k is not None:
             self._stage(k)
             shard = self.shards[k]
-            args = shard._ask(busy, shard._top_hosts, {})
-            shard._ahead = []  # filled with the reply when it is read
             self._ahead_k = k
-            shard._exec([shard._eval("popbest", args), _head_command(shard)], self._got_ahead(k))
+            shard.send_pop_ahead(busy, _head_command(shard), self._head_read(k))
         if j is not None and j != k:  # the record is on another master: sent now, no wait,
             shard = self.shards[j]  # with that shard's head read (counts as a probe)
-            shard._exec([_head_command(shard)], self._probed(j))
+            shard.wire.execute([_head_command(shard)], self._probed(j))
             self._unread.add(j)
             self._free_probes += 1
 
-    def _got_ahead(self, k: int) -> Callable[[list[Any]], None]:
-        def got(replies: list[Any]) -> None:
-            self.shards[k]._got_ahead(replies[:1])
-            self._head[k] = _head_of(replies[1])
+    def _head_read(self, k: int) -> Callable[[Any], None]:
+        """The head read sent with a pop of shard ``k``: its best score after the pop."""
+
+        def got(reply: Any) -> None:
+            self._head[k] = _head_of(reply)
 
         return got
 
@@ -587,24 +568,10 @@ class ShardedRedisFrontier:
         """Pop from shard ``k``; its head after the pop comes in the same round trip."""
         self._stage(k)
         shard = self.shards[k]
-        known: dict[str, bool] = {}
-        ask = shard._top_hosts
-        head = _head_command(shard)
-        while True:
-            reply, top = shard._exec([shard._eval("popbest", shard._ask(busy, ask, known)), head])
-            self._head[k] = _head_of(top)
-            if not reply:
-                return None
-            if reply[0] == b"?":
-                ask = [h.decode() for h in reply[1:]]
-                continue
-            entry = shard._entry_of(reply)
-            if entry is None:  # unreadable, dropped: the next one
-                continue
-            shard._leased.add(entry.fingerprint[:8])
-            if entry.attempts and shard.quarantine_after:
-                shard._probation.delivered(entry.fingerprint[:8])
-            return entry
+        entry = shard.pop_now(busy, _head_command(shard), self._head_read(k))
+        if entry is not None:
+            shard.lease_taken(entry)
+        return entry
 
     def _probe(self) -> None:
         """Every ``PROBE_EVERY`` pops, send the head read of ``SAMPLE`` random shards (read
@@ -623,7 +590,7 @@ class ShardedRedisFrontier:
         for k in self._probes:
             self._stage(k)
             shard = self.shards[k]
-            shard._exec([_head_command(shard)], self._probed(k))
+            shard.wire.execute([_head_command(shard)], self._probed(k))
 
     def _probed(self, k: int) -> Callable[[list[Any]], None]:
         """A probe's reply: a head other than the tracked one (another worker pushed or
@@ -644,14 +611,14 @@ class ShardedRedisFrontier:
             self._head[k] = _head_of(replies[0])
             host = _head_host(replies[0])
             if host:
-                self._top(k, host)
+                self.shards[k].put_top_host(host)
 
         return got
 
     def _read_probes(self) -> None:
         probes, self._probes = self._probes, []
         for k in probes:
-            self.shards[k]._read_sent()
+            self.shards[k].wire.read_sent()
 
     def _refresh(self, shards: Any) -> None:
         """Read the heads of ``shards`` (sent to all, then read: one wait)."""
@@ -659,9 +626,9 @@ class ShardedRedisFrontier:
         for k in shards:
             self._stage(k)
             shard = self.shards[k]
-            shard._exec([_head_command(shard)], self._set_head(k))
+            shard.wire.execute([_head_command(shard)], self._set_head(k))
         for k in shards:
-            self.shards[k]._read_sent()
+            self.shards[k].wire.read_sent()
 
     def _refresh_all_found(self) -> bool:
         """Every shard's head read again (other workers' pushes); whether any has entries."""
@@ -674,7 +641,7 @@ class ShardedRedisFrontier:
         and acks (``HOLD_LINKS``, ``HOLD_SECONDS``), many acks of a shard in one script."""
         k = self._where.pop(fingerprint[:8], None)
         if k is not None:
-            self.shards[k]._acked(fingerprint)
+            self.shards[k].mark_acked(fingerprint)
             self._ready.setdefault(k, []).append(fingerprint)
             self._hold(1)
             return
@@ -690,7 +657,7 @@ class ShardedRedisFrontier:
         return self.shards[self._shard(url)].seen(fingerprint)
 
     def _gather(
-        self, command: Callable[[RedisFrontier], tuple[Any, ...]], only: Sequence[int] | None = None
+        self, command: Callable[[QueueShard], Command], only: Sequence[int] | None = None
     ) -> list[Any]:
         """``command`` sent to every shard (or to the shards ``only``), then every reply read
         (one wait); the replies in shard order (None: that shard failed)."""
@@ -706,9 +673,9 @@ class ShardedRedisFrontier:
         for k in ks:  # what these shards hold goes with it
             self._stage(k)
         for i, k in enumerate(ks):
-            self.shards[k]._exec([command(self.shards[k])], keep(i))
+            self.shards[k].wire.execute([command(self.shards[k])], keep(i))
         for k in ks:
-            self.shards[k]._read_sent()
+            self.shards[k].wire.read_sent()
         self._unread.difference_update(ks)
         self._release_acks()  # those whose links went with these sends
         return out
@@ -717,8 +684,7 @@ class ShardedRedisFrontier:
         self._send_held(force=True)
         n = sum(int(n or 0) for n in self._gather(lambda s: ("GET", f"{s.prefix}:n")))
         if self._ahead_k is not None:  # read by now: counted, it is this worker's next entry
-            ahead = self.shards[self._ahead_k]._ahead
-            n += 1 if ahead and ahead[0] == b"!" else 0
+            n += 1 if self.shards[self._ahead_k].ahead.entry else 0
         return n
 
     def in_flight(self) -> int:
@@ -726,13 +692,9 @@ class ShardedRedisFrontier:
         return sum(int(n) for n in self._gather(lambda s: ("ZCARD", f"{s.prefix}:lease")))
 
     def leased_elsewhere(self) -> int:
-        """As :meth:`RedisFrontier.leased_elsewhere`, over every shard."""
+        """As :meth:`QueueShard.leased_elsewhere`, over every shard."""
         n = self.in_flight()
-        own = sum(len(shard._leased) for shard in self.shards)
-        if self._ahead_k is not None:
-            ahead = self.shards[self._ahead_k]._ahead
-            own += 1 if ahead and ahead[0] == b"!" else 0
-        return max(0, n - own)
+        return max(0, n - sum(shard.held_here() for shard in self.shards))
 
     def requeue_expired(self, force: bool = False) -> int:
         """Expired leases back in their shard's queue (or quarantine), at most once a
@@ -752,17 +714,17 @@ class ShardedRedisFrontier:
         ks = [k for k, at in enumerate(self._requeue_at) if force or at <= now]
         if not ks:
             return 0
-        replies = self._gather(lambda s: s._eval("requeue", [1000, s.quarantine_after]), ks)
+        replies = self._gather(lambda s: s.requeue_command(), ks)
         longest = min(self.lease, REQUEUE_IDLE_MAX)
         n = 0
         for k, reply in zip(ks, replies, strict=True):
             shard = self.shards[k]
             if reply is None:  # failed (logged): the next round tries again
                 continue
-            due, moved = shard._requeued(reply)
+            due, moved = shard.apply_requeue(reply)
             wait = shard.requeue_wait
             self._requeue_at[k] = now + (wait if 0 <= wait < longest else longest)
-            if due >= 1000:  # more than a batch expired: the rest now
+            if due >= REQUEUE_BATCH:  # more than a batch expired: the rest now
                 moved += shard.requeue_expired(force=True)
             if moved:
                 n += moved
@@ -781,25 +743,12 @@ class _Held:
     def __init__(self) -> None:
         self.items: list[PushItem] = []
         self.callbacks: list[tuple[int, Callable[[list[PushResult]], None]]] = []
-        self.batch: _Sent | None = None
+        self.batch: Batch | None = None
 
 
-def _head_command(shard: RedisFrontier) -> tuple[Any, ...]:
+def _head_command(shard: QueueShard) -> Command:
     """The read of a shard's head: its best host and that host's best score."""
     return ("ZRANGE", f"{shard.prefix}:hosts", 0, 0, "WITHSCORES")
-
-
-def _arrived(shard: RedisFrontier) -> bool:
-    """Whether a reply is waiting on the shard's connection (a failed one counts: reading it
-    goes through the shard's retries)."""
-    try:
-        return bool(shard._conn.can_read(timeout=0))
-    except Exception:  # noqa: BLE001 - reading raises it again, where it is handled
-        return True
-
-
-def _ignore(replies: list[Any]) -> None:
-    """Replies read for their ``later`` callbacks only (pushes, acks, sends without reply)."""
 
 
 def _head_host(reply: Any) -> str:
