@@ -59,6 +59,7 @@ STRATEGIES = (
     "sharksearch-blocks",
     "sharksearch-blocks-tunnel",
     "hits",
+    "learned",
 )
 FRACTION = {"minimum": 0.0, "maximum": 1.0}
 
@@ -96,7 +97,7 @@ _add(
 _add(
     "FOCUSCRAWL_STRATEGY",
     "sharksearch-blocks",
-    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`, `hits` (in-process frontier only; docs/strategies.md).",
+    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`, `hits` and `learned` (in-process frontier only; docs/strategies.md).",
     choices=STRATEGIES,
 )
 _add(

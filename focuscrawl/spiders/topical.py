@@ -116,15 +116,18 @@ class TopicalSpider(Spider):
                 max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
             ),
         )
-        if self.policy.strategy == "hits" and shared_frontier(s):
-            # HITS keeps its graph in this process and re-scores the queue from it: workers
-            # sharing a Redis frontier would each rank it from their own part of the graph
+        strategy = self.policy.strategy
+        if strategy in ("hits", "learned") and shared_frontier(s):
+            # HITS keeps its graph in this process and re-scores the queue from it, and the
+            # learned link judge its model and its re-scoring epochs: workers sharing a Redis
+            # frontier would each rank it from their own part of the crawl
             logger.error(
-                "strategy hits runs with the in-process frontier only (FOCUSCRAWL_FRONTIER="
-                "memory, no REDIS_URL): choose another strategy for a Redis frontier"
+                "strategy %s runs with the in-process frontier only (FOCUSCRAWL_FRONTIER="
+                "memory, no REDIS_URL): choose another strategy for a Redis frontier",
+                strategy,
             )
             self.refused = True  # no start requests: nothing to fail, exit status 2 stays
-            stop_crawl(self.crawler, "hits_needs_local_frontier", USAGE_EXIT)
+            stop_crawl(self.crawler, f"{strategy}_needs_local_frontier", USAGE_EXIT)
         self.duplicates = DuplicateHook.from_crawler(self.crawler, self.policy)  # None: off
         if self.mode == "recrawl" and defaults.read(s, "FOCUSCRAWL_CHANGE_ENABLED"):
             from focuscrawl.pipelines.change import thresholds_from

@@ -25,5 +25,12 @@ class LinkMemory:
         self._best[key] = score
         return True
 
+    def fetched(self, url: str) -> None:
+        """``url`` was fetched: no later score improves on it."""
+        self._best[hash(url)] = float("inf")
+
+    def is_fetched(self, url: str) -> bool:
+        return self._best.get(hash(url)) == float("inf")
+
     def __len__(self) -> int:
         return len(self._best)

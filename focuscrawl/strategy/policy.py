@@ -10,12 +10,17 @@ the link learner and the body-word model learn from it), then :meth:`CrawlPolicy
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
 
 from focuscrawl.blocks.model import Page
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.relevance.judge import Judgement, PageJudge
 from focuscrawl.strategy.hits import HitsGraph
+from focuscrawl.strategy.linkfeatures import LinkFeaturizer, block_signatures, signature
+from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge
 from focuscrawl.strategy.linklearner import LinkLearner, link_features
 from focuscrawl.strategy.linkmemory import LinkMemory
 from focuscrawl.strategy.scoring import LinkScorer, ParentState, SharkParams, vote_bonus
@@ -23,6 +28,11 @@ from focuscrawl.strategy.wordmodel import BodyWordModel, link_words
 from focuscrawl.text import fast_tokens
 
 LEARN_CONTEXT_CHARS = 160  # of the link context carried in the request for the link learner
+CREDIT_PER_PAGE = 32  # links to judged pages a page adds as the link judge's examples
+
+
+def noisy_of(link: Any) -> float:
+    return float(link.noise or link.template)
 
 
 class CrawlPolicy:
@@ -41,6 +51,7 @@ class CrawlPolicy:
             strategy, model.score_text, judge.threshold, params or SharkParams()
         )
         p = self.scorer.p
+        shark = strategy.startswith("shark") or strategy == "learned"
         # the online link classifier (ACHE-style): learns from each fetched page which link
         # features led to relevant pages; its probability is added to the link score
         self.learner: LinkLearner | None = (
@@ -57,7 +68,7 @@ class CrawlPolicy:
                 every=p.learn_every,
                 max_words=p.words_top,
             )
-            if p.words > 0 and strategy.startswith("shark")
+            if p.words > 0 and shark
             else None
         )
         self._word_cache: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -77,6 +88,23 @@ class CrawlPolicy:
             else None
         )
         self._hits_queued: dict[str, tuple[int, str]] = {}
+        # the online link judge (strategy "learned"): learns from every judged page which
+        # links lead to relevant pages and re-scores the queue's head as it learns
+        self.link_judge: LinkJudge | None = (
+            LinkJudge(
+                weight=p.judge_weight,
+                explore=p.judge_explore,
+                rate=p.judge_rate,
+                rescore_every=p.judge_every,
+                rescore_top=p.judge_top,
+                capacity=p.judge_capacity,
+                hashed=p.judge_hashed,
+            )
+            if strategy == "learned"
+            else None
+        )
+        self._featurizer = LinkFeaturizer()
+        self._epoch = 0
 
     @property
     def strategy(self) -> str:
@@ -87,6 +115,8 @@ class CrawlPolicy:
         """What the link strategy learns from a page just judged (``state``: the request that
         fetched it): the link that led to it is credited with the outcome, and the body-word
         model learns the page's words."""
+        if self.link_judge is not None:
+            self.memory.fetched(page.url)  # no later link to it is sent again
         if state.parent is not None:  # reached by a link (seeds and example pages are not)
             self.credit_link(page, state, judgement)
         self._learn_words(page, judgement.relevant)
@@ -94,6 +124,10 @@ class CrawlPolicy:
     def credit_link(self, page: Page, state: RequestState, judgement: Judgement) -> None:
         """The one place where a judged page's outcome is credited to the link that led to it
         (its anchor words and context travel in ``state``; the page's URL is the link's)."""
+        judge = self.link_judge
+        if judge is not None:
+            host, _ = self._featurizer.host_and_words(page.url)
+            judge.learn(page.url, judgement.relevant, judge.slot(host))
         if self.learner is not None:
             kinds = self.scorer.p.learn_features
             feats = link_features(state.anchor, page.url, state.context, kinds)
@@ -125,6 +159,9 @@ class CrawlPolicy:
         self._follow_calibration()
         if self.hits is not None:
             yield from self._hits_links(page, url, state, judgement)
+            return
+        if self.link_judge is not None:
+            yield from self._learned_links(page, url, state, judgement)
             return
         parent = ParentState(
             url=url,
@@ -262,3 +299,115 @@ class CrawlPolicy:
             score = hits.runs + a / (1.0 + a)
             if memory.improves(target, score):
                 yield target, score, RequestState(known[0], parent=known[1], score=score)
+
+    def _learned_links(
+        self, page: Page, url: str, state: RequestState, judgement: Judgement
+    ) -> Iterator[tuple[str, float, RequestState]]:
+        """The online link judge's order: each link's Shark-Search score (with votes and the
+        body-word lift, as ``sharksearch-blocks``) enters the judge's table with the link's
+        features; the judge's score (that score + weight × P(relevant) + exploration bonus)
+        goes to the frontier one epoch up (``epoch × EPOCH_STEP``). After every
+        ``judge_every`` judged pages the epoch moves on and the best queued links of the new
+        model are sent again, above every score of the epochs before."""
+        judge = self.link_judge
+        assert judge is not None
+        parent = ParentState(
+            url=url,
+            depth=state.depth,
+            relevance=judgement.relevance,
+            relevant=judgement.relevant,
+            inherited=state.inherited or 0.0,
+            budget=state.tunnel_budget or 0,
+        )
+        memory, limits, skipped, clean_cache = (
+            self.memory,
+            self.limits,
+            self.skipped,
+            self._clean_cache,
+        )
+        p = self.scorer.p
+        page_rel = self.scorer.page_score(judgement.relevance)
+        vote = page_rel if judgement.relevant else 0.0
+        votes = self._votes
+        if len(votes) > memory.max_urls:
+            votes.clear()
+        words_model = self.words
+        words_weight = p.words if words_model is not None and words_model.ready else 0.0
+        word_cache = self._word_cache
+        fz = self._featurizer
+        sigs = block_signatures(page)
+        band = min(4, int(page_rel * 4))
+        kind_hash, _ = fz.page_ids(page.kind, band)
+        parent_host, _ = fz.host_and_words(url)
+        rows: dict[str, int] = {}
+        credited = 0
+        for link, score, child, _ in self.scorer.score(page, parent):
+            if link.nofollow:
+                continue
+            cleaned = clean_cache.get(link.url)
+            if cleaned is None:
+                if len(clean_cache) > 100_000:
+                    clean_cache.clear()
+                cleaned = clean_cache[link.url] = clean_url(link.url, limits)
+            target, reason = cleaned
+            if reason is not None:
+                skipped[reason] = skipped.get(reason, 0) + 1
+                continue
+            first = target not in rows
+            fetched = memory.is_fetched(target)
+            if fetched and not (first and credited < CREDIT_PER_PAGE):
+                continue
+            if fetched and judge.label_of(target) is None:
+                continue
+            if vote and first and not link.noise:
+                key = hash(target)
+                total = votes[key] = votes.get(key, 0.0) + vote
+                score += vote_bonus(total, p)
+            lift = 0.0
+            if words_weight:
+                wkey = (link.anchor, target)
+                ws = word_cache.get(wkey)
+                if ws is None:
+                    if len(word_cache) > 100_000:
+                        word_cache.clear()
+                    ws = word_cache[wkey] = link_words(link.anchor, target)
+                lift = words_model.lift_of(ws)  # type: ignore[union-attr]
+                score += words_weight * lift
+            if not first and score <= judge.static[rows[target], 3]:
+                continue
+            host, url_words = fz.host_and_words(target)
+            sig = sigs.get(link.block_id) or signature(None, 0)
+            if first:
+                ids = fz.link_ids(link, host, url_words, sig, kind_hash, band)
+                slots = (judge.slot(url, link.block_id), judge.slot(host, sig), judge.slot(host))
+                static = (1.0, page_rel, float(judgement.relevant), score, lift, noisy_of(link))
+                if fetched:
+                    # a link to a page judged already: one more example for the judge
+                    credited += 1
+                    rows[target] = -1
+                    judge.known_link(target, ids, static, slots, judgement.relevant)
+                    continue
+                child.parent = url
+                rows[target] = judge.add(target, ids, static, slots, child, judgement.relevant)
+            else:
+                child.parent = url
+                judge.update(rows[target], score, child)
+        rows = {t: r for t, r in rows.items() if r >= 0}
+        if rows:
+            idx = np.fromiter(rows.values(), np.int64, len(rows))
+            scores = judge.score(idx)
+            base = self._epoch * EPOCH_STEP
+            for (target, row), s in zip(rows.items(), scores.tolist(), strict=True):
+                total = base + s
+                if memory.improves(target, total):
+                    child = judge.child_of(row)
+                    child.score = total
+                    yield target, total, child
+        if judge.due:
+            self._epoch += 1
+            base = self._epoch * EPOCH_STEP
+            for target, s, child in list(judge.rescore()):
+                total = base + s
+                if memory.improves(target, total):
+                    child.score = total
+                    yield target, total, child

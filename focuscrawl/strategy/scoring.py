@@ -63,6 +63,17 @@ class SharkParams:
     hits_weighted: bool = True
     hits_rescore: int = 5000  # queued URLs re-scored (raised) after each recomputation, best first
     hits_max_pages: int = 50_000  # hub pages kept in the graph (the least weighted are forgotten)
+    # the online link judge (strategy "learned", focuscrawl.strategy.linkjudge): its
+    # probability × judge_weight is added to the Shark-Search score; judge_explore is the UCB
+    # constant of the (host, block signature) arms; every judge_every judged pages the
+    # judge_top best queued links are re-scored by the current model; judge_capacity rows
+    judge_weight: float = 1.0
+    judge_explore: float = 0.0
+    judge_rate: float = 0.05
+    judge_every: int = 25
+    judge_top: int = 1000
+    judge_capacity: int = 50_000
+    judge_hashed: bool = True  # False: the judge learns from its numeric features only
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:
@@ -108,7 +119,8 @@ class LinkScorer:
         self.score_text = score_text
         self.threshold = threshold
         self.p = params
-        self.blocks = strategy.startswith("sharksearch-blocks")
+        # "learned" scores with Shark-Search and link blocks under its online link judge
+        self.blocks = strategy.startswith("sharksearch-blocks") or strategy == "learned"
         self.tunnel = strategy == "sharksearch-blocks-tunnel"
         # the relevance of an on-topic page (the seeds' mean), once known: page relevance is
         # divided by it so that the inherited score and the anchor/context cosines of short

@@ -1,0 +1,347 @@
+"""The online link judge: predicts whether a queued link leads to a relevant page, learning
+during the crawl from the crawl's own judgements of the pages it fetches.
+
+- **Model**: logistic regression over hashed features (:mod:`focuscrawl.strategy.linkfeatures`:
+  anchor and URL words, link-context words, host, block signature, the signature on its host,
+  the linking page's kind and relevance band) plus a few numbers (:data:`~.linkfeatures.NUMERIC`:
+  the linking page's relevance, the Shark-Search score, in-link votes of relevant and of
+  irrelevant pages, the yields so far of the link's block on its page, of its (host, block
+  signature) arm and of its host). AdaGrad steps, one per judged page, on a fixed-size weight
+  array (``2**bits`` floats).
+- **Credit**: a judged page labels the link that first led to it (its features are kept in the
+  candidate table, keyed by URL, as long as it is queued), and its outcome counts for the block it
+  was found in, for that block's (host, signature) arm and for its host — so its siblings still
+  queued rise or sink at the next re-score; every relevant or irrelevant page that links to a
+  queued URL counts as an in-link vote.
+- **Exploration**: a UCB bonus per (host, block signature) arm, ``c·sqrt(ln(1 + N) / (1 + n))``
+  (``n`` pages judged from that arm, ``N`` in all): an arm that was never sampled gains the most,
+  and gains more as the crawl goes on, so that no host or block kind starves.
+- **Staleness**: a frontier only raises a queued URL's score. Every ``rescore_every`` judged
+  pages the judge re-scores every row of its table with the current model and returns the
+  ``rescore_top`` best; the policy sends them again one *epoch* higher (``epoch × EPOCH_STEP`` is
+  added to every score it gives), so the frontier's head is always ordered by the current model
+  and a link scored by an old model sinks below the re-scored ones instead of staying ahead.
+- **Bounded memory**: the weights, the arm statistics (hashed into ``2**arm_bits`` slots) and
+  the candidate table (``capacity`` rows; past it the lowest-scored quarter is dropped — they stay
+  in the frontier, only unscored by later models) are fixed-size arrays; :meth:`nbytes` adds
+  them up.
+
+No Scrapy import; numpy only.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from focuscrawl.strategy.linkfeatures import N_NUMERIC, NUMERIC
+
+EPOCH_STEP = 64.0  # above any score within an epoch (scores are clipped below it)
+
+_COL = {name: i for i, name in enumerate(NUMERIC)}
+_STATIC = ("bias", "parent_relevance", "parent_relevant", "shark", "words", "noise")
+_SHARK = _STATIC.index("shark")
+
+
+class LinkJudge:
+    def __init__(
+        self,
+        *,
+        bits: int = 18,
+        arm_bits: int = 16,
+        capacity: int = 50_000,
+        max_ids: int = 32,
+        weight: float = 3.0,
+        rate: float = 0.2,
+        explore: float = 0.05,
+        smoothing: float = 2.0,
+        rescore_every: int = 25,
+        rescore_top: int = 1000,
+        min_examples: int = 5,
+        replay: int = 4096,
+        passes: int = 2,
+        l2: float = 1e-3,
+        hashed: bool = True,
+    ) -> None:
+        """``weight``: the model's probability is added to the link's Shark-Search score × this;
+        ``rate``: AdaGrad's step; ``explore``: the UCB constant ``c``; ``smoothing``: the yields'
+        prior strength in pages (towards the crawl's share of relevant pages)."""
+        self.weight = weight
+        self.rate = rate
+        self.explore = explore
+        self.smoothing = smoothing
+        self.rescore_every = rescore_every
+        self.rescore_top = rescore_top
+        self.min_examples = min_examples
+        self.capacity = capacity
+        self.max_ids = max_ids
+        self.w = np.zeros(1 << bits)
+        self._g2 = np.full(1 << bits, 1e-2)
+        self.wn = np.zeros(N_NUMERIC)
+        self._gn2 = np.full(N_NUMERIC, 1e-2)
+        arms = 1 << arm_bits
+        self._arm_mask = arms - 1
+        # judged pages and relevant ones, per slot: block on its page, (host, signature), host
+        self.stats_n = np.zeros((3, arms), dtype=np.float32)
+        self.stats_rel = np.zeros((3, arms), dtype=np.float32)
+        self.judged = [0, 0]  # irrelevant, relevant
+        # the candidate table: one row per queued link (its first in-link's features)
+        self.ids = np.zeros((capacity, max_ids), dtype=np.int32)
+        self.static = np.zeros((capacity, len(_STATIC)), dtype=np.float32)
+        self.slots = np.zeros((capacity, 3), dtype=np.int32)
+        self.inlinks = np.zeros((capacity, 2), dtype=np.float32)  # irrelevant, relevant pages
+        self.last = np.full(capacity, -np.inf, dtype=np.float32)  # last score given
+        self.live = np.zeros(capacity, dtype=bool)
+        self._row: dict[str, int] = {}
+        self._url: list[str | None] = [None] * capacity
+        self._child: list[Any] = [None] * capacity  # the request state to send again
+        self._free = list(range(capacity - 1, -1, -1))
+        self._since = 0
+        self.dropped = 0  # rows dropped from a full table
+        # the last ``replay`` examples (features as they were when credited), refitted on at
+        # every re-score: one AdaGrad step per page learns too little from ~1,000 pages
+        self.hashed = hashed
+        self.passes = passes
+        self.l2 = l2
+        self._rids = np.zeros((replay, max_ids), dtype=np.int32)
+        self._rx = np.zeros((replay, N_NUMERIC))
+        self._ry = np.zeros(replay)
+        self._rn = 0  # examples stored so far (the buffer is a ring)
+        # judged URLs (label, in-links from irrelevant and relevant pages), the oldest
+        # forgotten past ``capacity``: links found later to them are examples too
+        self._known: dict[str, tuple[float, float, float]] = {}
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def slot(self, *parts: str | int) -> int:
+        return zlib.crc32("\x1f".join(map(str, parts)).encode()) & self._arm_mask
+
+    @property
+    def prior(self) -> float:
+        n0, n1 = self.judged
+        return (n1 + 1.0) / (n0 + n1 + 2.0)
+
+    @property
+    def ready(self) -> bool:
+        return min(self.judged) >= self.min_examples
+
+    def nbytes(self) -> int:
+        """The judge's arrays in bytes (the fixed part of its memory; the URL map adds about
+        150 bytes per live row, at most ``capacity`` rows)."""
+        arrays = (self.w, self._g2, self.wn, self._gn2, self.stats_n, self.stats_rel)
+        arrays += (self.ids, self.static, self.slots, self.inlinks, self.last, self.live)
+        arrays += (self._rids, self._rx, self._ry)
+        return sum(a.nbytes for a in arrays)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    # -- links -------------------------------------------------------------------------------
+    def add(
+        self,
+        url: str,
+        ids: list[int],
+        static: tuple[float, ...],
+        slots: tuple[int, int, int],
+        child: Any,
+        parent_relevant: bool,
+    ) -> int:
+        """A link to ``url`` found on a page (once per page): a new row with its features, or
+        an in-link vote for a row already queued (kept with the better Shark-Search score).
+        Returns the row."""
+        row = self._row.get(url)
+        if row is None:
+            if not self._free:
+                self._drop()
+            row = self._free.pop()
+            self._row[url] = row
+            self._url[row] = url
+            n = min(len(ids), self.max_ids) if self.hashed else 0
+            r = self.ids[row]
+            r[:n] = ids[:n]
+            r[n:] = 0
+            self.static[row] = static
+            self.slots[row] = slots
+            self.inlinks[row] = 0.0
+            self.live[row] = True
+            self._child[row] = child
+        else:
+            self.update(row, static[_SHARK], child)
+        self.inlinks[row, int(parent_relevant)] += 1.0
+        return row
+
+    def update(self, row: int, shark: float, child: Any) -> None:
+        """A better-scored link to a queued row on the same page: its score and state."""
+        if shark > self.static[row, _SHARK]:
+            self.static[row, _SHARK] = shark
+            self._child[row] = child
+
+    def child_of(self, row: int) -> Any:
+        """A copy of the request state kept for ``row`` (its best in-link's)."""
+        return copy.copy(self._child[row])
+
+    def _drop(self) -> None:
+        """Free the lowest-scored quarter of a full table."""
+        k = max(1, self.capacity // 4)
+        rows = np.argpartition(self.last, k - 1)[:k]
+        for row in rows.tolist():
+            self._forget(row)
+        self.dropped += k
+
+    def _forget(self, row: int) -> None:
+        url = self._url[row]
+        if url is not None:
+            del self._row[url]
+        self._url[row] = None
+        self._child[row] = None
+        self.live[row] = False
+        self.last[row] = -np.inf
+        self._free.append(row)
+
+    # -- the model ---------------------------------------------------------------------------
+    def _numeric(self, rows: np.ndarray) -> np.ndarray:
+        return self._numbers(self.static[rows], self.inlinks[rows], self.slots[rows])
+
+    def _numbers(self, static: np.ndarray, inlinks: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        x = np.zeros((len(static), N_NUMERIC))
+        for j, name in enumerate(_STATIC):
+            x[:, _COL[name]] = static[:, j]
+        x[:, _COL["irr_in"]] = np.log1p(inlinks[:, 0])
+        x[:, _COL["rel_in"]] = np.log1p(inlinks[:, 1])
+        prior, a = self.prior, self.smoothing
+        for k, name in enumerate(("block_yield", "arm_yield", "host_yield")):
+            s = slots[:, k]
+            n = self.stats_n[k, s]
+            x[:, _COL[name]] = (self.stats_rel[k, s] + a * prior) / (n + a) - prior
+        return x
+
+    def prob(self, rows: np.ndarray) -> np.ndarray:
+        z = self.w[self.ids[rows]].sum(axis=1) + self._numeric(rows) @ self.wn
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
+
+    def bonus(self, rows: np.ndarray) -> np.ndarray:
+        """The UCB exploration bonus of each row's (host, block signature) arm."""
+        n_all = self.judged[0] + self.judged[1]
+        n = self.stats_n[1, self.slots[rows, 1]]
+        return self.explore * np.sqrt(math.log1p(n_all) / (1.0 + n))
+
+    def score(self, rows: np.ndarray) -> np.ndarray:
+        """The score within an epoch: Shark-Search score + weight × P(relevant) + bonus."""
+        shark = self.static[rows, _SHARK].astype(float)
+        s = shark + self.bonus(rows)
+        if self.ready:
+            s += self.weight * self.prob(rows)
+        s = np.clip(s, 0.0, EPOCH_STEP - 1.0)
+        self.last[rows] = s
+        return s
+
+    def learn(self, url: str, relevant: bool, host_slot: int) -> None:
+        """A judged page: one AdaGrad step on the features of the link that led to it, then
+        its outcome counted for its block, arm and host; its row leaves the table."""
+        y = 1.0 if relevant else 0.0
+        row = self._row.get(url)
+        if row is not None:
+            x = self._numeric(np.array([row]))[0]
+            self._store(self.ids[row], x, y)
+            self._step(self.ids[row : row + 1], x[None, :], np.array([y]))
+            self._known[url] = (y, float(self.inlinks[row, 0]), float(self.inlinks[row, 1]))
+            slots = self.slots[row]
+            self.stats_n[0, slots[0]] += 1
+            self.stats_n[1, slots[1]] += 1
+            self.stats_rel[0, slots[0]] += y
+            self.stats_rel[1, slots[1]] += y
+            self._forget(row)
+        else:
+            self._known[url] = (y, 0.0, 0.0)
+        if len(self._known) > self.capacity:
+            self._known.pop(next(iter(self._known)))
+        self.stats_n[2, host_slot] += 1
+        self.stats_rel[2, host_slot] += y
+        self.judged[int(relevant)] += 1
+        self._since += 1
+
+    def _store(self, ids: np.ndarray, x: np.ndarray, y: float) -> None:
+        k = self._rn % len(self._ry)
+        self._rids[k] = ids
+        self._rx[k] = x
+        self._ry[k] = y
+        self._rn += 1
+
+    def label_of(self, url: str) -> float | None:
+        """The judged label of a fetched URL still remembered (1.0, 0.0), else None."""
+        known = self._known.get(url)
+        return None if known is None else known[0]
+
+    def known_link(
+        self,
+        url: str,
+        ids: list[int],
+        static: tuple[float, ...],
+        slots: tuple[int, int, int],
+        parent_relevant: bool,
+    ) -> None:
+        """Another page's link to a page already judged: one more example of what such a
+        link's features say (credited to every known in-link, not only the first), learned at
+        the next refit; and one more in-link vote for the page."""
+        known = self._known.get(url)
+        if known is None:
+            return
+        y, irr, rel = known
+        n = min(len(ids), self.max_ids) if self.hashed else 0
+        r = np.zeros(self.max_ids, dtype=np.int32)
+        r[:n] = ids[:n]
+        x = self._numbers(
+            np.array([static], dtype=np.float32),
+            np.array([[irr, rel]], dtype=np.float32),
+            np.array([slots], dtype=np.int32),
+        )[0]
+        self._store(r, x, y)
+        self._known[url] = (y, irr + (not parent_relevant), rel + parent_relevant)
+
+    def _step(self, ids: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+        """One AdaGrad step of the logistic loss (with L2) on a batch of examples."""
+        z = self.w[ids].sum(axis=1) + x @ self.wn
+        g = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))) - y
+        used, inverse = np.unique(ids, return_inverse=True)
+        gu = np.bincount(inverse.ravel(), weights=np.repeat(g, ids.shape[1]))
+        if used[0] == 0:  # the padding id learns nothing
+            used, gu = used[1:], gu[1:]
+        gu += self.l2 * self.w[used]
+        self._g2[used] += gu * gu
+        self.w[used] -= self.rate * gu / np.sqrt(self._g2[used])
+        gn = g @ x + self.l2 * self.wn
+        self._gn2 += gn * gn
+        self.wn -= self.rate * gn / np.sqrt(self._gn2)
+
+    def refit(self, batch: int = 256) -> None:
+        """``passes`` passes of minibatch steps over the stored examples (oldest first)."""
+        n = min(self._rn, len(self._ry))
+        for _ in range(self.passes):
+            for lo in range(0, n, batch):
+                sl = slice(lo, min(n, lo + batch))
+                self._step(self._rids[sl], self._rx[sl], self._ry[sl])
+
+    @property
+    def due(self) -> bool:
+        return self._since >= self.rescore_every and self.ready
+
+    def rescore(self) -> Iterator[tuple[str, float, Any]]:
+        """Every live row scored by the current model; the ``rescore_top`` best, best first."""
+        self._since = 0
+        self.refit()
+        rows = np.flatnonzero(self.live)
+        if not len(rows):
+            return
+        scores = self.score(rows)
+        k = min(self.rescore_top, len(rows))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        for i in top.tolist():
+            row = int(rows[i])
+            url = self._url[row]
+            if url is not None:
+                yield url, float(scores[i]), self.child_of(row)
