@@ -100,7 +100,7 @@ def error_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
         (
             ["-s", "FOCUSCRAWL_STRATEGY=best"],
             "scrapy crawl topical: error: FOCUSCRAWL_STRATEGY must be one of 'bfs', 'bestfirst', "
-            "'sharksearch', 'sharksearch-blocks', 'sharksearch-blocks-tunnel', 'hits', got 'best'",
+            "'sharksearch', 'sharksearch-blocks', 'sharksearch-blocks-tunnel', 'hits', 'learned', got 'best'",
         ),
     ],
 )
