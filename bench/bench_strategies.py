@@ -494,12 +494,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.plots:
         plotted = [c.strip() for c in (args.plot_configs or "").split(";") if c.strip()]
         for t in topics:
-            curves = {c: results[t, c] for c in plotted or configs if (t, c) in results}
+            curves = {
+                c: results[t, c]
+                for c in plotted or configs
+                if (t, c) in results and c not in REFERENCE_ROWS
+            }
+            # the oracle and BFS references drawn dashed, as in focuscrawl eval's plots
+            refs = {
+                name: results[t, row] for row, name in REFERENCE_ROWS.items() if (t, row) in results
+            }
             kind = "real crawls" if args.logs else "simulated"
             plot(
-                {"topic": TOPICS[t], "corpus": f"wikispeedia, {kind}"},
+                {"topic": TOPICS[t], "corpus": f"{args.web}, {kind}"},
                 curves,
                 args.plots / f"{t}.png",
+                refs,
             )
     out = table(results, topics, configs)
     print(out)
