@@ -71,7 +71,7 @@ class SharkParams:
     judge_explore: float = 0.0
     judge_rate: float = 0.05
     judge_every: int = 25
-    judge_top: int = 1000
+    judge_top: int = 200  # 8 × the pages an epoch pops (25); 1000 gave the same crawls
     judge_capacity: int = 50_000
     judge_hashed: bool = True  # False: the judge learns from its numeric features only
 
