@@ -67,11 +67,14 @@ class LinkJudge:
         passes: int = 2,
         l2: float = 1e-3,
         hashed: bool = True,
+        confidence: float = 0.0,
     ) -> None:
         """``weight``: the model's probability is added to the link's Shark-Search score × this;
         ``rate``: AdaGrad's step; ``explore``: the UCB constant ``c``; ``smoothing``: the yields'
         prior strength in pages (towards the crawl's share of relevant pages)."""
         self.weight = weight
+        # the model's weight grows with the pages judged: weight × n / (n + confidence)
+        self.confidence = confidence
         self.rate = rate
         self.explore = explore
         self.smoothing = smoothing
@@ -245,12 +248,21 @@ class LinkJudge:
         n = self.stats_n[1, self.slots[rows, 1]]
         return self.explore * np.sqrt(math.log1p(n_all) / (1.0 + n))
 
+    @property
+    def effective_weight(self) -> float:
+        """``weight`` × n / (n + ``confidence``), n the pages judged so far: the first epochs'
+        models (a word's weight learnt from one or two pages) move the order less."""
+        if self.confidence <= 0:
+            return self.weight
+        n = self.judged[0] + self.judged[1]
+        return self.weight * n / (n + self.confidence)
+
     def score(self, rows: np.ndarray) -> np.ndarray:
         """The score within an epoch: Shark-Search score + weight × P(relevant) + bonus."""
         shark = self.static[rows, _SHARK].astype(float)
         s = shark + self.bonus(rows)
         if self.ready:
-            s += self.weight * self.prob(rows)
+            s += self.effective_weight * self.prob(rows)
         s = np.clip(s, 0.0, EPOCH_STEP - 1.0)
         self.last[rows] = s
         return s

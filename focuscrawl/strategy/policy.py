@@ -99,6 +99,7 @@ class CrawlPolicy:
                 rescore_top=p.judge_top,
                 capacity=p.judge_capacity,
                 hashed=p.judge_hashed,
+                confidence=p.judge_conf,
             )
             if strategy == "learned"
             else None

@@ -74,6 +74,7 @@ class SharkParams:
     judge_top: int = 200  # 8 × the pages an epoch pops (25); 1000 gave the same crawls
     judge_capacity: int = 50_000
     judge_hashed: bool = True  # False: the judge learns from its numeric features only
+    judge_conf: float = 100.0  # the judge's weight × n / (n + judge_conf), n pages judged (DEV)
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:
