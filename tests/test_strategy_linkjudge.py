@@ -177,3 +177,13 @@ def test_cached_feature_ids_are_those_of_the_plain_featurisation() -> None:
             ]
             assert ids[: len(want)] == want
             assert len(ids) == len(want) + 6  # host, signature, host × signature, page, band, flags
+
+
+def test_request_state_copy_is_an_equal_independent_record() -> None:
+    state = RequestState(
+        3, inherited=0.2, tunnel_budget=1, anchor="a", parent="http://p/", score=1.5
+    )
+    twin = state.copy()
+    assert twin == state and twin is not state
+    twin.score = 9.0
+    assert state.score == 1.5
