@@ -143,3 +143,47 @@ def test_scores_within_an_epoch_stay_below_the_next_epoch() -> None:
     judge = LinkJudge(weight=10.0, explore=5.0)
     row = add(judge, "http://h/x", "b")
     assert score(judge, row) < EPOCH_STEP
+
+
+def test_the_judge_weight_grows_with_the_pages_judged() -> None:
+    judge = LinkJudge(weight=2.0, confidence=100.0)
+    assert judge.effective_weight == 0.0
+    for i in range(100):
+        judge.learn(f"http://h/{i}", i % 2 == 0, judge.slot("h"))
+    assert judge.effective_weight == 1.0  # 2 × 100 / (100 + 100)
+    assert LinkJudge(weight=2.0).effective_weight == 2.0  # confidence 0: the full weight
+
+
+def test_cached_feature_ids_are_those_of_the_plain_featurisation() -> None:
+    from focuscrawl.strategy.linkfeatures import (
+        MAX_CONTEXT_WORDS,
+        MAX_WORDS,
+        LinkFeaturizer,
+        first_distinct_tokens,
+    )
+    from focuscrawl.text import fast_tokens
+
+    fz = LinkFeaturizer()
+    context = "The Bald Eagle, an eagle of North America; the eagle (eagles) nests by rivers, " * 3
+    for anchor, context_ in (("Bald Eagle", context), ("", "a an the"), ("x", "")):
+        link = Link("http://h/wiki/Bald_Eagle", anchor, context_, 0, "text", 1.0)
+        host, url_words = fz.host_and_words(link.url)
+        for _ in range(2):  # uncached, then cached
+            ids = fz.link_ids(link, host, url_words, "text|p|0|0", 7, 2)
+            words = fast_tokens(anchor)[:MAX_WORDS]
+            want = [fz._id(fz._h(w), "a") for w in dict.fromkeys(words + url_words)]
+            want += [
+                fz._id(fz._h(w), "c") for w in first_distinct_tokens(context_, MAX_CONTEXT_WORDS)
+            ]
+            assert ids[: len(want)] == want
+            assert len(ids) == len(want) + 6  # host, signature, host × signature, page, band, flags
+
+
+def test_request_state_copy_is_an_equal_independent_record() -> None:
+    state = RequestState(
+        3, inherited=0.2, tunnel_budget=1, anchor="a", parent="http://p/", score=1.5
+    )
+    twin = state.copy()
+    assert twin == state and twin is not state
+    twin.score = 9.0
+    assert state.score == 1.5

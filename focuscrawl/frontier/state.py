@@ -56,6 +56,21 @@ class RequestState:
     parent: str | None = None  # URL of the page whose link led here
     score: float | None = None  # the frontier score the request was queued with
 
+    def copy(self) -> RequestState:
+        """A shallow copy (``copy.copy`` of a slotted dataclass is ~10 × slower)."""
+        return RequestState(
+            self.depth,
+            self.inherited,
+            self.tunnel_budget,
+            self.seed,
+            self.example,
+            self.revisit,
+            self.anchor,
+            self.context,
+            self.parent,
+            self.score,
+        )
+
     def to_wire(self) -> dict[str, Any]:
         """The compact JSON-able dict stored in a frontier entry (keys in :data:`WIRE_KEYS`
         order; fields the request does not carry are left out)."""

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.strategy.linklearner import path_words
-from focuscrawl.text import fast_tokens
+from focuscrawl.text import STOPWORDS, WORD_EDGES, fast_tokens
 
 #: the dense features, in column order
 NUMERIC = (
@@ -54,8 +54,12 @@ class LinkFeaturizer:
         self.max_cache = max_cache
         self._words: dict[str, int] = {}
         self._path_cache: dict[str, tuple[str, list[str]]] = {}
-        # the word ids of a link (anchor, URL words, context): links repeat across pages
-        self._word_ids: dict[tuple[str, str, str], list[int]] = {}
+        # the anchor and URL word ids of a link: links repeat across pages
+        self._word_ids: dict[tuple[str, str], list[int]] = {}
+        self._struct_ids: dict[tuple[str, str, int, int, int], list[int]] = {}
+        self._aid: dict[str, int] = {}  # word → its id as an anchor / URL word
+        self._cid: dict[str, int] = {}  # word → its id as a context word
+        self._raw_cid: dict[str, tuple[str, int]] = {}  # raw context token → (word, id)
 
     def _h(self, word: str) -> int:
         h = self._words.get(word)
@@ -92,32 +96,90 @@ class LinkFeaturizer:
         page_kind_hash: int,
         band: int,
     ) -> list[int]:
-        """The hashed feature ids of one link (distinct, at most a few dozen)."""
-        h, mk = self._h, self._id
-        key = (link.anchor, link.url, link.context)
-        words_ids = self._word_ids.get(key)
-        if words_ids is None:
-            words_ids = []
-            words = fast_tokens(link.anchor)[:MAX_WORDS] if link.anchor else []
-            # anchor and URL words share one kind: on most sites they say the same thing
-            for w in dict.fromkeys(words + url_words[: MAX_WORDS - len(words)]):
-                words_ids.append(mk(h(w), "a"))
-            if link.context:
-                for w in list(dict.fromkeys(fast_tokens(link.context)))[:MAX_CONTEXT_WORDS]:
-                    words_ids.append(mk(h(w), "c"))
+        """The hashed feature ids of one link (distinct, at most a few dozen): its word ids
+        (cached per anchor, URL and context) and its structural ids (cached per host, block
+        signature, page kind, band and noise flags: a few hundred distinct tuples a crawl)."""
+        key = (link.anchor, link.url)
+        anchor_ids = self._word_ids.get(key)
+        if anchor_ids is None:
+            anchor_ids = self._anchor_word_ids(link, url_words)
             if len(self._word_ids) >= self.max_cache:
                 self._word_ids.clear()
-            self._word_ids[key] = words_ids
-        ids = list(words_ids)
-        hh = h(host)
-        sh = h(signature)
-        ids.append(mk(hh, "h"))
-        ids.append(mk(sh, "b"))
-        ids.append(mk(hh * 31 + sh, "hb"))
-        ids.append(mk(page_kind_hash * 31 + sh, "pk"))
-        ids.append(mk(sh * 7 + band, "pb"))
-        ids.append(mk(int(link.noise) * 2 + int(link.template), "nt"))
-        return ids
+            self._word_ids[key] = anchor_ids
+        words_ids = self._context_ids(link.context, anchor_ids) if link.context else anchor_ids
+        skey = (host, signature, page_kind_hash, band, int(link.noise) * 2 + int(link.template))
+        struct = self._struct_ids.get(skey)
+        if struct is None:
+            h, mk = self._h, self._id
+            hh = h(host)
+            sh = h(signature)
+            struct = [
+                mk(hh, "h"),
+                mk(sh, "b"),
+                mk(hh * 31 + sh, "hb"),
+                mk(page_kind_hash * 31 + sh, "pk"),
+                mk(sh * 7 + band, "pb"),
+                mk(skey[4], "nt"),
+            ]
+            if len(self._struct_ids) >= self.max_cache:
+                self._struct_ids.clear()
+            self._struct_ids[skey] = struct
+        return words_ids + struct
+
+    def _kind_id(self, cache: dict[str, int], word: str, kind: str) -> int:
+        i = cache.get(word)
+        if i is None:
+            if len(cache) >= self.max_cache:
+                cache.clear()
+            i = cache[word] = self._id(zlib.crc32(word.encode()), kind)
+        return i
+
+    def _anchor_word_ids(self, link: Link, url_words: list[str]) -> list[int]:
+        """Anchor and URL words (one kind: on most sites they say the same thing); a word's id
+        is cached per kind."""
+        aid, kid = self._aid, self._kind_id
+        words = fast_tokens(link.anchor)[:MAX_WORDS] if link.anchor else []
+        out = []
+        for w in dict.fromkeys(words + url_words[: MAX_WORDS - len(words)]):
+            i = aid.get(w)
+            out.append(i if i is not None else kid(aid, w, "a"))
+        return out
+
+    def _context_ids(self, context: str, anchor_ids: list[int]) -> list[int]:
+        """``anchor_ids`` + the ids of the first distinct words of the link context (as
+        first_distinct_tokens(context, MAX_CONTEXT_WORDS)), a raw token's word and id memoised
+        (a context has ~40 raw tokens; most recur across the crawl)."""
+        raw_ids, cid = self._raw_cid, self._cid
+        if len(raw_ids) >= self.max_cache:
+            raw_ids.clear()
+        out = list(anchor_ids)
+        seen: dict[str, None] = {}
+        for raw in context.lower().split():
+            got = raw_ids.get(raw)
+            if got is None:
+                w = raw.strip(WORD_EDGES)
+                keep = len(w) > 1 and w[0].isalpha() and w not in STOPWORDS
+                got = raw_ids[raw] = (w, self._kind_id(cid, w, "c")) if keep else ("", 0)
+            w = got[0]
+            if w and w not in seen:
+                seen[w] = None
+                out.append(got[1])
+                if len(seen) >= MAX_CONTEXT_WORDS:
+                    break
+        return out
+
+
+def first_distinct_tokens(text: str, n: int) -> list[str]:
+    """``list(dict.fromkeys(fast_tokens(text)))[:n]``, stopping at the ``n``-th distinct word
+    (a link context has ~40 words, the judge reads its first 12 distinct ones)."""
+    out: dict[str, None] = {}
+    for raw in text.lower().split():
+        w = raw.strip(WORD_EDGES)
+        if len(w) > 1 and w[0].isalpha() and w not in STOPWORDS:
+            out[w] = None
+            if len(out) >= n:
+                break
+    return list(out)
 
 
 def block_signatures(page: Page) -> dict[int, str]:

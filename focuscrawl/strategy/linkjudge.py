@@ -61,17 +61,20 @@ class LinkJudge:
         explore: float = 0.05,
         smoothing: float = 2.0,
         rescore_every: int = 25,
-        rescore_top: int = 1000,
+        rescore_top: int = 200,
         min_examples: int = 5,
         replay: int = 4096,
         passes: int = 2,
         l2: float = 1e-3,
         hashed: bool = True,
+        confidence: float = 0.0,
     ) -> None:
         """``weight``: the model's probability is added to the link's Shark-Search score × this;
         ``rate``: AdaGrad's step; ``explore``: the UCB constant ``c``; ``smoothing``: the yields'
         prior strength in pages (towards the crawl's share of relevant pages)."""
         self.weight = weight
+        # the model's weight grows with the pages judged: weight × n / (n + confidence)
+        self.confidence = confidence
         self.rate = rate
         self.explore = explore
         self.smoothing = smoothing
@@ -115,10 +118,24 @@ class LinkJudge:
         # judged URLs (label, in-links from irrelevant and relevant pages), the oldest
         # forgotten past ``capacity``: links found later to them are examples too
         self._known: dict[str, tuple[float, float, float]] = {}
+        self._slot_cache: dict[tuple[str | int, ...], int] = {}
+        # per minibatch of the replay buffer (its first index): its distinct feature ids and
+        # their inverse, reused by every refit until an example is stored into that batch
+        self.batch = 256
+        self._uniq: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     # -- bookkeeping -------------------------------------------------------------------------
     def slot(self, *parts: str | int) -> int:
         return zlib.crc32("\x1f".join(map(str, parts)).encode()) & self._arm_mask
+
+    def cached_slot(self, *parts: str | int) -> int:
+        """:meth:`slot`, memoised (hosts and (host, signature) arms recur on every page)."""
+        got = self._slot_cache.get(parts)
+        if got is None:
+            if len(self._slot_cache) >= 100_000:
+                self._slot_cache.clear()
+            got = self._slot_cache[parts] = self.slot(*parts)
+        return got
 
     @property
     def prior(self) -> float:
@@ -182,7 +199,9 @@ class LinkJudge:
 
     def child_of(self, row: int) -> Any:
         """A copy of the request state kept for ``row`` (its best in-link's)."""
-        return copy.copy(self._child[row])
+        child = self._child[row]
+        fast = getattr(child, "copy", None)
+        return fast() if fast is not None else copy.copy(child)
 
     def _drop(self) -> None:
         """Free the lowest-scored quarter of a full table."""
@@ -229,12 +248,21 @@ class LinkJudge:
         n = self.stats_n[1, self.slots[rows, 1]]
         return self.explore * np.sqrt(math.log1p(n_all) / (1.0 + n))
 
+    @property
+    def effective_weight(self) -> float:
+        """``weight`` × n / (n + ``confidence``), n the pages judged so far: the first epochs'
+        models (a word's weight learnt from one or two pages) move the order less."""
+        if self.confidence <= 0:
+            return self.weight
+        n = self.judged[0] + self.judged[1]
+        return self.weight * n / (n + self.confidence)
+
     def score(self, rows: np.ndarray) -> np.ndarray:
         """The score within an epoch: Shark-Search score + weight × P(relevant) + bonus."""
         shark = self.static[rows, _SHARK].astype(float)
         s = shark + self.bonus(rows)
         if self.ready:
-            s += self.weight * self.prob(rows)
+            s += self.effective_weight * self.prob(rows)
         s = np.clip(s, 0.0, EPOCH_STEP - 1.0)
         self.last[rows] = s
         return s
@@ -266,6 +294,7 @@ class LinkJudge:
 
     def _store(self, ids: np.ndarray, x: np.ndarray, y: float) -> None:
         k = self._rn % len(self._ry)
+        self._uniq.pop(k - k % self.batch, None)
         self._rids[k] = ids
         self._rx[k] = x
         self._ry[k] = y
@@ -287,27 +316,49 @@ class LinkJudge:
         """Another page's link to a page already judged: one more example of what such a
         link's features say (credited to every known in-link, not only the first), learned at
         the next refit; and one more in-link vote for the page."""
-        known = self._known.get(url)
-        if known is None:
-            return
-        y, irr, rel = known
-        n = min(len(ids), self.max_ids) if self.hashed else 0
-        r = np.zeros(self.max_ids, dtype=np.int32)
-        r[:n] = ids[:n]
-        x = self._numbers(
-            np.array([static], dtype=np.float32),
-            np.array([[irr, rel]], dtype=np.float32),
-            np.array([slots], dtype=np.int32),
-        )[0]
-        self._store(r, x, y)
-        self._known[url] = (y, irr + (not parent_relevant), rel + parent_relevant)
+        self.known_links([(url, ids, static, slots, parent_relevant)])
 
-    def _step(self, ids: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
-        """One AdaGrad step of the logistic loss (with L2) on a batch of examples."""
+    def known_links(
+        self,
+        links: list[tuple[str, list[int], tuple[float, ...], tuple[int, int, int], bool]],
+    ) -> None:
+        """:meth:`known_link` for a page's links at once (one vectorised featurisation; the
+        links' URLs are distinct), stored in the given order."""
+        got = []
+        for url, ids, static, slots, parent_relevant in links:
+            known = self._known.get(url)
+            if known is None:
+                continue
+            y, irr, rel = known
+            got.append((ids, static, slots, irr, rel, y))
+            self._known[url] = (y, irr + (not parent_relevant), rel + parent_relevant)
+        if not got:
+            return
+        x = self._numbers(
+            np.array([g[1] for g in got], dtype=np.float32),
+            np.array([(g[3], g[4]) for g in got], dtype=np.float32),
+            np.array([g[2] for g in got], dtype=np.int32),
+        )
+        r = np.zeros(self.max_ids, dtype=np.int32)
+        for (ids, _, _, _, _, y), xi in zip(got, x, strict=True):
+            n = min(len(ids), self.max_ids) if self.hashed else 0
+            r[:n] = ids[:n]
+            r[n:] = 0
+            self._store(r, xi, y)
+
+    def _step(
+        self,
+        ids: np.ndarray,
+        x: np.ndarray,
+        y: np.ndarray,
+        uniq: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        """One AdaGrad step of the logistic loss (with L2) on a batch of examples (``uniq``:
+        the batch's distinct ids and inverse, when known)."""
         z = self.w[ids].sum(axis=1) + x @ self.wn
         g = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))) - y
-        used, inverse = np.unique(ids, return_inverse=True)
-        gu = np.bincount(inverse.ravel(), weights=np.repeat(g, ids.shape[1]))
+        used, inverse = uniq if uniq is not None else self._unique(ids)
+        gu = np.bincount(inverse, weights=np.repeat(g, ids.shape[1]), minlength=len(used))
         if used[0] == 0:  # the padding id learns nothing
             used, gu = used[1:], gu[1:]
         gu += self.l2 * self.w[used]
@@ -317,13 +368,24 @@ class LinkJudge:
         self._gn2 += gn * gn
         self.wn -= self.rate * gn / np.sqrt(self._gn2)
 
-    def refit(self, batch: int = 256) -> None:
-        """``passes`` passes of minibatch steps over the stored examples (oldest first)."""
+    @staticmethod
+    def _unique(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        used, inverse = np.unique(ids, return_inverse=True)
+        return used, inverse.ravel()
+
+    def refit(self, batch: int | None = None) -> None:
+        """``passes`` passes of minibatch steps over the stored examples (in buffer order)."""
         n = min(self._rn, len(self._ry))
+        size = batch or self.batch
         for _ in range(self.passes):
-            for lo in range(0, n, batch):
-                sl = slice(lo, min(n, lo + batch))
-                self._step(self._rids[sl], self._rx[sl], self._ry[sl])
+            for lo in range(0, n, size):
+                sl = slice(lo, min(n, lo + size))
+                uniq = None
+                if size == self.batch:
+                    uniq = self._uniq.get(lo)
+                    if uniq is None or len(uniq[1]) != (sl.stop - lo) * self.max_ids:
+                        uniq = self._uniq[lo] = self._unique(self._rids[sl])
+                self._step(self._rids[sl], self._rx[sl], self._ry[sl], uniq)
 
     @property
     def due(self) -> bool:

@@ -99,6 +99,7 @@ class CrawlPolicy:
                 rescore_top=p.judge_top,
                 capacity=p.judge_capacity,
                 hashed=p.judge_hashed,
+                confidence=p.judge_conf,
             )
             if strategy == "learned"
             else None
@@ -341,6 +342,9 @@ class CrawlPolicy:
         parent_host, _ = fz.host_and_words(url)
         rows: dict[str, int] = {}
         credited = 0
+        known: list[tuple[str, list[int], tuple[float, ...], tuple[int, int, int], bool]] = []
+        block_slots: dict[int, int] = {}  # per block of this page, its slot
+        cached_slot = judge.cached_slot
         for link, score, child, _ in self.scorer.score(page, parent):
             if link.nofollow:
                 continue
@@ -379,19 +383,24 @@ class CrawlPolicy:
             sig = sigs.get(link.block_id) or signature(None, 0)
             if first:
                 ids = fz.link_ids(link, host, url_words, sig, kind_hash, band)
-                slots = (judge.slot(url, link.block_id), judge.slot(host, sig), judge.slot(host))
+                bslot = block_slots.get(link.block_id)
+                if bslot is None:
+                    bslot = block_slots[link.block_id] = judge.slot(url, link.block_id)
+                slots = (bslot, cached_slot(host, sig), cached_slot(host))
                 static = (1.0, page_rel, float(judgement.relevant), score, lift, noisy_of(link))
                 if fetched:
                     # a link to a page judged already: one more example for the judge
                     credited += 1
                     rows[target] = -1
-                    judge.known_link(target, ids, static, slots, judgement.relevant)
+                    known.append((target, ids, static, slots, judgement.relevant))
                     continue
                 child.parent = url
                 rows[target] = judge.add(target, ids, static, slots, child, judgement.relevant)
             else:
                 child.parent = url
                 judge.update(rows[target], score, child)
+        if known:
+            judge.known_links(known)
         rows = {t: r for t, r in rows.items() if r >= 0}
         if rows:
             idx = np.fromiter(rows.values(), np.int64, len(rows))

@@ -71,9 +71,11 @@ class SharkParams:
     judge_explore: float = 0.0
     judge_rate: float = 0.05
     judge_every: int = 25
-    judge_top: int = 1000
+    judge_top: int = 200  # 8 × the pages an epoch pops (25); 1000 gave the same crawls
     judge_capacity: int = 50_000
     judge_hashed: bool = True  # False: the judge learns from its numeric features only
+    judge_conf: float = 0.0  # the judge's weight × n / (n + judge_conf), n pages judged; off:
+    # 100 gained on DEV within noise (@250 +0.010) and lost on HELDOUT (docs/strategies.md)
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:
