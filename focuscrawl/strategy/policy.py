@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from focuscrawl.blocks.model import Page
+from focuscrawl.blocks.model import Link, Page
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.relevance.judge import Judgement, PageJudge
@@ -152,6 +152,27 @@ class CrawlPolicy:
         self.scorer.threshold = self.page_judge.threshold
         self.scorer.reference = self.page_judge.reference
 
+    def _followed(
+        self, page: Page, parent: ParentState
+    ) -> Iterator[tuple[Link, float, RequestState, float, str]]:
+        """The scorer's ``(link, score, child, neighbourhood)`` of every followed link whose URL
+        passes the trap rules, with its cleaned URL; rejections counted by reason."""
+        clean_cache, limits, skipped = self._clean_cache, self.limits, self.skipped
+        for link, score, child, neighbourhood in self.scorer.score(page, parent):
+            if link.nofollow:
+                continue
+            cleaned = clean_cache.get(link.url)
+            if cleaned is None:
+                # navigation and template links repeat on every page: clean each URL once
+                if len(clean_cache) > 100_000:
+                    clean_cache.clear()
+                cleaned = clean_cache[link.url] = clean_url(link.url, limits)
+            target, reason = cleaned
+            if reason is not None:
+                skipped[reason] = skipped.get(reason, 0) + 1
+                continue
+            yield link, score, child, neighbourhood, target
+
     def links(
         self, page: Page, url: str, state: RequestState, judgement: Judgement
     ) -> Iterator[tuple[str, float, RequestState]]:
@@ -172,8 +193,7 @@ class CrawlPolicy:
             inherited=state.inherited or 0.0,
             budget=state.tunnel_budget or 0,
         )
-        memory, limits, skipped = self.memory, self.limits, self.skipped
-        clean_cache = self._clean_cache
+        memory = self.memory
         p = self.scorer.p
         vote_weight = p.votes if self.scorer.strategy.startswith("shark") else 0.0
         vote = self.scorer.page_score(judgement.relevance) if judgement.relevant else 0.0
@@ -188,19 +208,7 @@ class CrawlPolicy:
         words_model = self.words
         words_weight = p.words if words_model is not None and words_model.ready else 0.0
         word_cache = self._word_cache
-        for link, score, child, neighbourhood in self.scorer.score(page, parent):
-            if link.nofollow:
-                continue
-            cleaned = clean_cache.get(link.url)
-            if cleaned is None:
-                # navigation and template links repeat on every page: clean each URL once
-                if len(clean_cache) > 100_000:
-                    clean_cache.clear()
-                cleaned = clean_cache[link.url] = clean_url(link.url, limits)
-            target, reason = cleaned
-            if reason is not None:
-                skipped[reason] = skipped.get(reason, 0) + 1
-                continue
+        for link, score, child, neighbourhood, target in self._followed(page, parent):
             if vote_weight and vote and not (self.scorer.blocks and link.noise):
                 key = hash(target)
                 total = votes.get(key, 0.0)
@@ -320,12 +328,7 @@ class CrawlPolicy:
             inherited=state.inherited or 0.0,
             budget=state.tunnel_budget or 0,
         )
-        memory, limits, skipped, clean_cache = (
-            self.memory,
-            self.limits,
-            self.skipped,
-            self._clean_cache,
-        )
+        memory = self.memory
         p = self.scorer.p
         page_rel = self.scorer.page_score(judgement.relevance)
         vote = page_rel if judgement.relevant else 0.0
@@ -345,18 +348,7 @@ class CrawlPolicy:
         known: list[tuple[str, list[int], tuple[float, ...], tuple[int, int, int], bool]] = []
         block_slots: dict[int, int] = {}  # per block of this page, its slot
         cached_slot = judge.cached_slot
-        for link, score, child, _ in self.scorer.score(page, parent):
-            if link.nofollow:
-                continue
-            cleaned = clean_cache.get(link.url)
-            if cleaned is None:
-                if len(clean_cache) > 100_000:
-                    clean_cache.clear()
-                cleaned = clean_cache[link.url] = clean_url(link.url, limits)
-            target, reason = cleaned
-            if reason is not None:
-                skipped[reason] = skipped.get(reason, 0) + 1
-                continue
+        for link, score, child, _, target in self._followed(page, parent):
             first = target not in rows
             fetched = memory.is_fetched(target)
             if fetched and not (first and credited < CREDIT_PER_PAGE):
