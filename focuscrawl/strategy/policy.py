@@ -35,6 +35,18 @@ def noisy_of(link: Any) -> float:
     return float(link.noise or link.template)
 
 
+def parent_state(url: str, state: RequestState, judgement: Judgement) -> ParentState:
+    """What the scorer needs of the page whose links it scores."""
+    return ParentState(
+        url=url,
+        depth=state.depth,
+        relevance=judgement.relevance,
+        relevant=judgement.relevant,
+        inherited=state.inherited or 0.0,
+        budget=state.tunnel_budget or 0,
+    )
+
+
 class CrawlPolicy:
     def __init__(
         self,
@@ -185,14 +197,7 @@ class CrawlPolicy:
         if self.link_judge is not None:
             yield from self._learned_links(page, url, state, judgement)
             return
-        parent = ParentState(
-            url=url,
-            depth=state.depth,
-            relevance=judgement.relevance,
-            relevant=judgement.relevant,
-            inherited=state.inherited or 0.0,
-            budget=state.tunnel_budget or 0,
-        )
+        parent = parent_state(url, state, judgement)
         memory = self.memory
         p = self.scorer.p
         vote_weight = p.votes if self.scorer.strategy.startswith("shark") else 0.0
@@ -320,14 +325,7 @@ class CrawlPolicy:
         model are sent again, above every score of the epochs before."""
         judge = self.link_judge
         assert judge is not None
-        parent = ParentState(
-            url=url,
-            depth=state.depth,
-            relevance=judgement.relevance,
-            relevant=judgement.relevant,
-            inherited=state.inherited or 0.0,
-            budget=state.tunnel_budget or 0,
-        )
+        parent = parent_state(url, state, judgement)
         memory = self.memory
         p = self.scorer.p
         page_rel = self.scorer.page_score(judgement.relevance)
