@@ -11,6 +11,7 @@ from focuscrawl.relevance.judge import PageJudge
 from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
+from tests.test_strategy_policy import KeywordModel
 
 STATIC = (1.0, 0.5, 1.0, 0.4, 0.0, 0.0)  # bias, parent relevance, relevant, shark, words, noise
 
@@ -72,20 +73,6 @@ def page(url: str, text: str, blocks: dict[str, list[str]]) -> Page:
         out[-1].links = block_links
         links += block_links
     return Page(url, "t", out, links)
-
-
-class KeywordModel:
-    threshold = 0.3
-
-    def score_text(self, text: str) -> float:
-        words = text.lower().split()
-        return sum(w == "bird" for w in words) / len(words) if words else 0.0
-
-    def score_page(self, page: Page) -> float:
-        return self.score_text(page.main_text)
-
-    def observe(self, page: Page, relevance: float) -> None:
-        pass
 
 
 def fp(url: str) -> bytes:

@@ -164,6 +164,18 @@ class CrawlPolicy:
         self.scorer.threshold = self.page_judge.threshold
         self.scorer.reference = self.page_judge.reference
 
+    def _word_lift(self, anchor: str, target: str) -> float:
+        """The body-word model's lift of a link's words (cached per anchor and URL: template
+        and navigation links repeat on every page)."""
+        word_cache = self._word_cache
+        key = (anchor, target)
+        ws = word_cache.get(key)
+        if ws is None:
+            if len(word_cache) > 100_000:
+                word_cache.clear()
+            ws = word_cache[key] = link_words(anchor, target)
+        return self.words.lift_of(ws)  # type: ignore[union-attr]
+
     def _followed(
         self, page: Page, parent: ParentState
     ) -> Iterator[tuple[Link, float, RequestState, float, str]]:
@@ -212,7 +224,6 @@ class CrawlPolicy:
         use_context = "c" in p.learn_features
         words_model = self.words
         words_weight = p.words if words_model is not None and words_model.ready else 0.0
-        word_cache = self._word_cache
         for link, score, child, neighbourhood, target in self._followed(page, parent):
             if vote_weight and vote and not (self.scorer.blocks and link.noise):
                 key = hash(target)
@@ -236,13 +247,7 @@ class CrawlPolicy:
                     )
                 score += learn_weight * learner.lift(feats)  # type: ignore[union-attr]
             if words_weight:
-                wkey = (link.anchor, target)
-                ws = word_cache.get(wkey)
-                if ws is None:
-                    if len(word_cache) > 100_000:
-                        word_cache.clear()
-                    ws = word_cache[wkey] = link_words(link.anchor, target)
-                score += words_weight * words_model.lift_of(ws)  # type: ignore[union-attr]
+                score += words_weight * self._word_lift(link.anchor, target)
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
             if learner is not None:
@@ -335,7 +340,6 @@ class CrawlPolicy:
             votes.clear()
         words_model = self.words
         words_weight = p.words if words_model is not None and words_model.ready else 0.0
-        word_cache = self._word_cache
         fz = self._featurizer
         sigs = block_signatures(page)
         band = min(4, int(page_rel * 4))
@@ -359,13 +363,7 @@ class CrawlPolicy:
                 score += vote_bonus(total, p)
             lift = 0.0
             if words_weight:
-                wkey = (link.anchor, target)
-                ws = word_cache.get(wkey)
-                if ws is None:
-                    if len(word_cache) > 100_000:
-                        word_cache.clear()
-                    ws = word_cache[wkey] = link_words(link.anchor, target)
-                lift = words_model.lift_of(ws)  # type: ignore[union-attr]
+                lift = self._word_lift(link.anchor, target)
                 score += words_weight * lift
             if not first and score <= judge.static[rows[target], 3]:
                 continue
