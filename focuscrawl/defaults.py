@@ -97,7 +97,7 @@ _add(
 _add(
     "FOCUSCRAWL_STRATEGY",
     "sharksearch-blocks",
-    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`, `hits` and `learned` (in-process frontier only; docs/strategies.md).",
+    "Frontier strategy: `bfs`, `bestfirst`, `sharksearch`, `sharksearch-blocks`, `sharksearch-blocks-tunnel`, `hits` (in-process frontier only) and `learned` (docs/strategies.md).",
     choices=STRATEGIES,
 )
 _add(
@@ -521,6 +521,12 @@ _add(
     "FOCUSCRAWL_CLUSTER_STATS_INTERVAL",
     5.0,
     "Seconds between a worker's stats records in Redis (read by `focuscrawl status`).",
+)
+_add(
+    "FOCUSCRAWL_JUDGE_SHARE",
+    "outcomes",
+    "With strategy `learned` and Redis: what the workers' link judges share through Redis. `outcomes`: one epoch counter and every judged page's outcome (each worker learns from the pages the others fetched); `epoch`: the epoch counter only (each worker learns from its own pages).",
+    choices=("outcomes", "epoch"),
 )
 
 # --- index and search --------------------------------------------------------------------

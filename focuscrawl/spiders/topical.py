@@ -117,10 +117,9 @@ class TopicalSpider(Spider):
             ),
         )
         strategy = self.policy.strategy
-        if strategy in ("hits", "learned") and shared_frontier(s):
-            # HITS keeps its graph in this process and re-scores the queue from it, and the
-            # learned link judge its model and its re-scoring epochs: workers sharing a Redis
-            # frontier would each rank it from their own part of the crawl
+        if strategy == "hits" and shared_frontier(s):
+            # HITS keeps its graph in this process and re-scores the queue from it: workers
+            # sharing a Redis frontier would each rank it from their own part of the crawl
             logger.error(
                 "strategy %s runs with the in-process frontier only (FOCUSCRAWL_FRONTIER="
                 "memory, no REDIS_URL): choose another strategy for a Redis frontier",
@@ -128,6 +127,8 @@ class TopicalSpider(Spider):
             )
             self.refused = True  # no start requests: nothing to fail, exit status 2 stays
             stop_crawl(self.crawler, f"{strategy}_needs_local_frontier", USAGE_EXIT)
+        elif self.policy.link_judge is not None and shared_frontier(s):
+            self._share_judge()
         self.duplicates = DuplicateHook.from_crawler(self.crawler, self.policy)  # None: off
         if self.mode == "recrawl" and defaults.read(s, "FOCUSCRAWL_CHANGE_ENABLED"):
             from focuscrawl.pipelines.change import thresholds_from
@@ -144,8 +145,35 @@ class TopicalSpider(Spider):
             type(model).__name__,
         )
 
+    def _share_judge(self) -> None:
+        """The learned link judge of one worker of a Redis crawl: its epochs counted with the
+        other workers' and (``FOCUSCRAWL_JUDGE_SHARE=outcomes``) their pages' outcomes learned,
+        through the frontier's Redis (:mod:`focuscrawl.cluster.judgeshare`)."""
+        from focuscrawl.cluster.judgeshare import RedisJudgeShare
+        from focuscrawl.cluster.state import worker_id
+        from focuscrawl.frontier.connection import (
+            connect,
+            frontier_options,
+            redis_cluster,
+            redis_url,
+        )
+
+        s = self.crawler.settings
+        url = redis_url(s)
+        prefix = frontier_options(s, self.name)["prefix"]
+        mode = defaults.read(s, "FOCUSCRAWL_JUDGE_SHARE")
+        self.judge_share = RedisJudgeShare(
+            connect(url, redis_cluster(s)),
+            prefix,
+            f"{worker_id()}:{id(self):x}",
+            share=mode == "outcomes",
+            url=url,
+        )
+        self.policy.share_judge(self.judge_share)
+
     page_judge: PageJudge
     policy: CrawlPolicy
+    judge_share: Any = None  # the learned judge's Redis exchange (a Redis crawl only)
     duplicates: DuplicateHook | None = None  # FOCUSCRAWL_DEDUP: set up when the spider opens
 
     @property
@@ -374,6 +402,15 @@ class TopicalSpider(Spider):
         policy = getattr(self, "policy", None)  # None when the spider never opened
         for why, count in policy.skipped.items() if policy is not None else ():
             self.crawler.stats.set_value(f"focuscrawl/skip/url/{why}", count)
+        share, self.judge_share = self.judge_share, None
+        if share is not None:
+            stats = self.crawler.stats
+            stats.set_value("focuscrawl/judge_share/sent", share.sent)
+            stats.set_value("focuscrawl/judge_share/learned", policy.foreign_outcomes)
+            stats.set_value("focuscrawl/judge_share/errors", share.errors)
+            stats.set_value("focuscrawl/judge_share/skipped", share.skipped)
+            stats.set_value("focuscrawl/judge_share/not_sent", policy.outbox_dropped)
+            share.client.close()
         judge = getattr(self, "page_judge", None)
         close = getattr(judge.model, "close", None) if judge is not None else None
         if close is not None:

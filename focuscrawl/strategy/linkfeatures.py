@@ -40,6 +40,7 @@ NUMERIC = (
 N_NUMERIC = len(NUMERIC)
 MAX_CONTEXT_WORDS = 12  # of the link context, the first distinct words
 MAX_WORDS = 16  # of anchor and URL path together
+MAX_CACHED_CONTEXT = 1024  # characters: a longer context is featurised every time (bounded cache)
 POSITIONS = 4  # a block's position on its page: quarter of the page's blocks
 
 _SALT = {kind: zlib.crc32(kind.encode()) for kind in ("a", "c", "h", "b", "hb", "pk", "pb", "nt")}
@@ -60,6 +61,8 @@ class LinkFeaturizer:
         self._aid: dict[str, int] = {}  # word → its id as an anchor / URL word
         self._cid: dict[str, int] = {}  # word → its id as a context word
         self._raw_cid: dict[str, tuple[str, int]] = {}  # raw context token → (word, id)
+        # a link context's word ids: site chrome repeats its links' contexts on every page
+        self._context_cache: dict[str, list[int]] = {}
 
     def _h(self, word: str) -> int:
         h = self._words.get(word)
@@ -148,11 +151,23 @@ class LinkFeaturizer:
     def _context_ids(self, context: str, anchor_ids: list[int]) -> list[int]:
         """``anchor_ids`` + the ids of the first distinct words of the link context (as
         first_distinct_tokens(context, MAX_CONTEXT_WORDS)), a raw token's word and id memoised
-        (a context has ~40 raw tokens; most recur across the crawl)."""
+        (a context has ~40 raw tokens; most recur across the crawl), and a whole context's ids
+        (a chrome link's context recurs on every page of its host)."""
+        if len(context) > MAX_CACHED_CONTEXT:
+            return anchor_ids + self._context_word_ids(context)
+        cache = self._context_cache
+        got = cache.get(context)
+        if got is None:
+            if len(cache) >= self.max_cache // 4:
+                cache.clear()
+            got = cache[context] = self._context_word_ids(context)
+        return anchor_ids + got
+
+    def _context_word_ids(self, context: str) -> list[int]:
         raw_ids, cid = self._raw_cid, self._cid
         if len(raw_ids) >= self.max_cache:
             raw_ids.clear()
-        out = list(anchor_ids)
+        out: list[int] = []
         seen: dict[str, None] = {}
         for raw in context.lower().split():
             got = raw_ids.get(raw)

@@ -267,9 +267,11 @@ class LinkJudge:
         self.last[rows] = s
         return s
 
-    def learn(self, url: str, relevant: bool, host_slot: int) -> None:
+    def learn(self, url: str, relevant: bool, host_slot: int, own: bool = True) -> None:
         """A judged page: one AdaGrad step on the features of the link that led to it, then
-        its outcome counted for its block, arm and host; its row leaves the table."""
+        its outcome counted for its block, arm and host; its row leaves the table. ``own``:
+        judged by this process (another worker's page counts the same, but does not bring
+        this process's next re-scoring nearer: each worker re-scores after its own pages)."""
         y = 1.0 if relevant else 0.0
         row = self._row.get(url)
         if row is not None:
@@ -290,7 +292,7 @@ class LinkJudge:
         self.stats_n[2, host_slot] += 1
         self.stats_rel[2, host_slot] += y
         self.judged[int(relevant)] += 1
-        self._since += 1
+        self._since += own
 
     def _store(self, ids: np.ndarray, x: np.ndarray, y: float) -> None:
         k = self._rn % len(self._ry)

@@ -10,7 +10,7 @@ the link learner and the body-word model learn from it), then :meth:`CrawlPolicy
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -45,6 +45,23 @@ def parent_state(url: str, state: RequestState, judgement: Judgement) -> ParentS
         inherited=state.inherited or 0.0,
         budget=state.tunnel_budget or 0,
     )
+
+
+OUTBOX_CAP = 20_000  # judged pages' outcomes kept for the other workers while Redis is away
+
+
+class JudgeShare(Protocol):
+    """What the learned judge's workers share (an adapter does the I/O: Redis for a cluster)."""
+
+    def start(self) -> int:
+        """The crawl's current epoch (0 for a new crawl)."""
+        ...
+
+    def advance(self, mine: list[tuple[str, bool]]) -> tuple[int, list[tuple[str, bool]], bool]:
+        """Move the crawl's epoch on and give this worker's outcomes since the last call
+        (``(url, relevant)``); returns the new epoch (-1 when unknown), the other workers'
+        outcomes not seen yet, and whether ``mine`` was sent."""
+        ...
 
 
 class CrawlPolicy:
@@ -118,6 +135,12 @@ class CrawlPolicy:
         )
         self._featurizer = LinkFeaturizer()
         self._epoch = 0
+        # workers of one crawl (a Redis frontier): the epochs they count together and the
+        # outcomes of the pages each judges, exchanged at every epoch (None: this process alone)
+        self.judge_share: JudgeShare | None = None
+        self._outbox: list[tuple[str, bool]] = []
+        self.outbox_dropped = 0  # outcomes not shared (the outbox was full while Redis was away)
+        self.foreign_outcomes = 0  # outcomes of other workers' pages learned
 
     @property
     def strategy(self) -> str:
@@ -141,6 +164,11 @@ class CrawlPolicy:
         if judge is not None:
             host, _ = self._featurizer.host_and_words(page.url)
             judge.learn(page.url, judgement.relevant, judge.slot(host))
+            if self.judge_share is not None:
+                if len(self._outbox) >= OUTBOX_CAP:
+                    del self._outbox[: OUTBOX_CAP // 4]
+                    self.outbox_dropped += OUTBOX_CAP // 4
+                self._outbox.append((page.url, judgement.relevant))
         if self.learner is not None:
             kinds = self.scorer.p.learn_features
             feats = link_features(state.anchor, page.url, state.context, kinds)
@@ -319,6 +347,34 @@ class CrawlPolicy:
             if memory.improves(target, score):
                 yield target, score, RequestState(known[0], parent=known[1], score=score)
 
+    def share_judge(self, share: JudgeShare) -> None:
+        """Count epochs with the crawl's other workers and learn from their pages' outcomes
+        (:class:`JudgeShare`); the epoch starts at the crawl's current one."""
+        self.judge_share = share
+        self._epoch = max(self._epoch, share.start())
+
+    def _next_epoch(self) -> None:
+        """The learned judge's next epoch: this process's, or the crawl's (one counter for all
+        its workers, so that a re-scoring by any of them sits above the scores of the epochs
+        before); the other workers' outcomes since the last epoch are learned first, so the
+        re-scoring that follows refits on them too."""
+        share = self.judge_share
+        if share is None:
+            self._epoch += 1
+            return
+        mine, self._outbox = self._outbox, []
+        epoch, theirs, sent = share.advance(mine)
+        if not sent:  # kept for the next epoch (Redis away)
+            self._outbox = mine + self._outbox
+        self._epoch = max(self._epoch + 1, epoch)
+        judge = self.link_judge
+        assert judge is not None
+        for url, relevant in theirs:
+            self.memory.fetched(url)
+            host, _ = self._featurizer.host_and_words(url)
+            judge.learn(url, relevant, judge.slot(host), own=False)
+            self.foreign_outcomes += 1
+
     def _learned_links(
         self, page: Page, url: str, state: RequestState, judgement: Judgement
     ) -> Iterator[tuple[str, float, RequestState]]:
@@ -401,7 +457,7 @@ class CrawlPolicy:
                     child.score = total
                     yield target, total, child
         if judge.due:
-            self._epoch += 1
+            self._next_epoch()
             base = self._epoch * EPOCH_STEP
             for target, s, child in list(judge.rescore()):
                 total = base + s
