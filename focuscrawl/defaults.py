@@ -340,6 +340,16 @@ _add(
     0,
     "Retrain a PU model from the crawl's own pages every N fetched pages, in a worker process (the crawl never waits); 0: off.",
 )
+_add(
+    "FOCUSCRAWL_LABELS",
+    "",
+    "The user's page labels (`focuscrawl label`, the review page of `focuscrawl serve`): a JSON-lines file; empty: `labels.jsonl` in `FOCUSCRAWL_DATA_DIR`. A crawl starts from them and reads new ones as it runs: an on-topic page teaches the topic as an example page does, and every labelled page is judged as labelled.",
+)
+_add(
+    "FOCUSCRAWL_LABELS_POLL",
+    25,
+    "Pages between two looks at the label file for new labels; 0: read only when the crawl starts.",
+)
 
 # --- change detection and recrawl --------------------------------------------------------
 _add(

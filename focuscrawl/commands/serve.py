@@ -30,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="crawl stats JSON (default: FOCUSCRAWL_DATA_DIR/stats.json if present)",
     )
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        default=None,
+        help="the label file the review page writes (default: FOCUSCRAWL_LABELS, else "
+        "labels.jsonl beside the index)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
     parser.add_argument(
         "--port", type=int, default=8300, help="port; 0 picks a free one (default 8300)"
@@ -56,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
     stats = args.stats or Path(
         os.environ.get("FOCUSCRAWL_STATS_FILE") or index.parent / "stats.json"
     )
-    sources = Sources(index=index, crawl_log=log, stats=stats, weights=weights_from(args))
+    labels = args.labels or Path(
+        os.environ.get("FOCUSCRAWL_LABELS") or index.parent / "labels.jsonl"
+    )
+    sources = Sources(
+        index=index, crawl_log=log, stats=stats, weights=weights_from(args), labels=labels
+    )
     try:
         server = make_server(sources, args.host, args.port, args.allowed_host)
     except (ValueError, OSError) as exc:

@@ -28,6 +28,7 @@ from focuscrawl.items import PageItem
 from focuscrawl.meta import FINGERPRINTS_META, NO_CONDITIONAL_META, PAGE_META, STATE_META
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.judge import Judgement, PageJudge
+from focuscrawl.relevance.labels import UserLabels
 from focuscrawl.relevance.loading import UNCALIBRATED_THRESHOLD, load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
 from focuscrawl.strategy.policy import CrawlPolicy
@@ -86,6 +87,7 @@ class TopicalSpider(Spider):
             auto_threshold=auto,
             calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
         )
+        self.labels = UserLabels.from_settings(s)
         self.policy = CrawlPolicy(
             self.page_judge,
             self.strategy_arg or s.get("FOCUSCRAWL_STRATEGY"),
@@ -182,10 +184,27 @@ class TopicalSpider(Spider):
 
     def judge_page(self, page: Page, state: RequestState) -> Judgement:
         """The fetched page's judgement, and what the link policy learns from it. Subclasses
-        extend it here (the Redis spider first judges the seed pages other workers fetched)."""
-        judgement = self.page_judge.judge(page, seed=state.seed, example=state.example)
+        extend it here (the Redis spider first judges the seed pages other workers fetched).
+        A page the user labelled is judged as labelled (an on-topic one teaches the topic as
+        an example page does)."""
+        labels = getattr(self, "labels", None)
+        label = labels.label_of(page.url) if labels is not None else None
+        example = state.example or label is True
+        judgement = self.page_judge.judge(page, seed=state.seed, example=example)
+        if label is not None and label != judgement.relevant and not state.seed:
+            judgement = Judgement(judgement.relevance, label)
+            self.crawler.stats.inc_value("focuscrawl/labels/judged_as_labelled")
         self.policy.learn(page, state, judgement)
         return judgement
+
+    def _label_requests(self) -> Iterator[Request]:
+        """The on-topic pages the user labelled and the crawl has not learned from yet, fetched
+        as example pages (again, if the crawl fetched one before it was labelled)."""
+        labels = getattr(self, "labels", None)
+        for url in labels.take_examples() if labels is not None else ():
+            self.crawler.stats.inc_value("focuscrawl/labels/examples")
+            request = self._request(url, SEED_SCORE + 1, RequestState(example=True))
+            yield request.replace(dont_filter=True)
 
     # -- start ----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Request]:
@@ -200,6 +219,7 @@ class TopicalSpider(Spider):
             return
         for url in self.topic.example_urls():
             yield self._request(url, SEED_SCORE + 1, RequestState(example=True))
+        yield from self._label_requests()
         for url in self.topic.seeds:
             yield self._request(url, SEED_SCORE, RequestState(seed=True))
 
@@ -287,6 +307,7 @@ class TopicalSpider(Spider):
             duplicate_of=dup.url if dup is not None else "",
             canonical=copy.canonical if copy is not None else "",
         )
+        yield from self._label_requests()
         if dup is not None or (state.example and not self.topic.seeds):
             return
         follow = self._new_links(response, page) if state.revisit else None
@@ -411,6 +432,11 @@ class TopicalSpider(Spider):
             stats.set_value("focuscrawl/judge_share/skipped", share.skipped)
             stats.set_value("focuscrawl/judge_share/not_sent", policy.outbox_dropped)
             share.client.close()
+        labels = getattr(self, "labels", None)
+        if labels is not None:
+            stats = self.crawler.stats
+            stats.set_value("focuscrawl/labels/known", len(labels.book))
+            stats.set_value("focuscrawl/labels/skipped", labels.book.skipped)
         judge = getattr(self, "page_judge", None)
         close = getattr(judge.model, "close", None) if judge is not None else None
         if close is not None:
