@@ -85,6 +85,9 @@ def test_ranking_combines_text_relevance_and_authority(location: str) -> None:
     assert ix.search("eagle").hits[0].url == "http://a/low"
     (hit,) = ix.search("dives").hits
     assert "\ue000dives\ue001" in hit.snippet
+    ix.upsert("http://a/cafe", "Café Zürich", "crème brûlée")
+    for query in ("cafe", "café", "zurich", "creme brulee"):
+        assert [h.url for h in ix.search(query).hits] == ["http://a/cafe"], query
     ix.commit()
     ix.close()
 

@@ -34,6 +34,7 @@ import json
 import logging
 import threading
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -389,12 +390,14 @@ class PostgresIndex:
             if len(raw) > MAX_FTS_BYTES:
                 fts = raw[:MAX_FTS_BYTES].decode("utf-8", "ignore")
                 self.counts["fts_capped"] += 1
+        fts, fts_title = fold_accents(fts), fold_accents(title)
         now = time.time()
         params = {
             "url": self._url(url),
             "title": title,
             "body": body,
             "fts": fts,
+            "fts_title": fts_title,
             "relevance": float(relevance),
             "authority": float(authority or 0.0),
             "keep_authority": authority is None,
@@ -407,9 +410,11 @@ class PostgresIndex:
             "changed_at": float(changed_at or fetched_at or now) if diff else 0.0,
             "crawl_id": int(crawl_id) if diff else 0,
         }
-        sql = _UPSERT if fts is not body else _UPSERT.replace("%(fts)s", "%(body)s")
-        if fts is body:
-            del params["fts"]
+        sql = _UPSERT
+        for name, same in (("fts", body), ("fts_title", title)):
+            if params[name] is same:  # one parameter sent once
+                sql = sql.replace(f"%({name})s", "%(body)s" if name == "fts" else "%(title)s")
+                del params[name]
         row = self._write(sql, params).fetchone()
         return bool(row[0])
 
@@ -557,6 +562,7 @@ class PostgresIndex:
     def _term_queries(self, terms: list[Term]) -> list[str]:
         """Each term as tsquery text (words are letters and digits only: quoted, never syntax)."""
         parts, params = [], []
+        terms = [Term(tuple(fold_accents(w) for w in t.words), t.prefix) for t in terms]
         for t in terms:
             if t.prefix:
                 parts.append(f"to_tsquery('{CFG}', %s)::text")
@@ -658,6 +664,14 @@ class PostgresIndex:
         return {r[0]: r[1] for r in rows}
 
 
+def fold_accents(text: str) -> str:
+    """``text`` without combining accents (``café`` → ``cafe``); ASCII text as it is (fast)."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
 def _bm25_idf(n: float, df: float) -> float:
     import math
 
@@ -679,11 +693,10 @@ _PAGE_KEYS = (
 _UPSERT = f"""
 INSERT INTO focuscrawl_pages AS p (url, title, body, relevance, authority, depth, fetched_at,
     indexed_at, change, change_diff, changed_at, changed_in, tsv, title_tsv)
-VALUES (%(url)s, %(title)s, %(body)s, %(relevance)s, %(authority)s, %(depth)s, %(fetched_at)s,
+SELECT %(url)s, %(title)s, %(body)s, %(relevance)s, %(authority)s, %(depth)s, %(fetched_at)s,
     %(now)s, %(change)s, %(diff)s, %(changed_at)s, %(crawl_id)s,
-    setweight(to_tsvector('{CFG}', %(title)s), 'A')
-        || setweight(to_tsvector('{CFG}', %(fts)s), 'D'),
-    to_tsvector('{CFG}', %(title)s))
+    setweight(t.v, 'A') || setweight(to_tsvector('{CFG}', %(fts)s), 'D'), t.v
+FROM (SELECT to_tsvector('{CFG}', %(fts_title)s) AS v) t
 ON CONFLICT (url) DO UPDATE SET
     title = EXCLUDED.title, body = EXCLUDED.body, relevance = EXCLUDED.relevance,
     authority = CASE WHEN %(keep_authority)s THEN p.authority ELSE EXCLUDED.authority END,
