@@ -32,6 +32,7 @@ import atexit
 import contextlib
 import json
 import logging
+import re
 import threading
 import time
 import unicodedata
@@ -70,11 +71,13 @@ POOL_SIZE = 4  # readers' connections per URL and process
 MAX_FTS_BYTES = 250_000  # UTF-8 bytes of text in a page's tsvector (a tsvector is <= 1 MB)
 SNIPPET_CHARS = 20_000  # text ts_headline reads for a snippet
 DF_CAP = 5_000  # document frequencies are counted up to this (the GIN index), for the idf
+STATS_TTL = 60.0  # seconds the planner's common-lexeme statistics are reused
 MAX_DEADLOCK_RETRIES = 10
 _BACKOFF = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 CFG = pgschema.CONFIG
 
 _pools: dict[str, ConnectionPool] = {}
+_common_cache: dict[str, tuple[float, dict[str, float], float]] = {}
 _pools_lock = threading.Lock()
 
 
@@ -573,25 +576,58 @@ class PostgresIndex:
         row = self._run("SELECT " + ", ".join(parts), params).fetchone()
         return list(dict.fromkeys(q for q in row if q))
 
-    def _idf(self, queries: list[str]) -> list[float]:
-        """BM25's idf of each term query, from its document frequency (capped at DF_CAP)."""
-        counts = ", ".join(
-            "(SELECT count(*) FROM (SELECT 1 FROM focuscrawl_pages WHERE tsv @@ %s::tsquery"
-            " LIMIT %s) s)"
-            for _ in queries
-        )
-        params: list[Any] = []
-        for q in queries:
-            params += [q, DF_CAP]
+    def _common_terms(self) -> tuple[dict[str, float], float]:
+        """The planner's most common lexemes of ``tsv`` with the share of pages holding each,
+        and the smallest such share (statistics of the last ANALYZE; autovacuum keeps them
+        fresh). Cached per URL for :data:`STATS_TTL` seconds."""
+        now = time.monotonic()
+        cached = _common_cache.get(self.url)
+        if cached is not None and now - cached[0] < STATS_TTL:
+            return cached[1], cached[2]
         row = self._run(
-            "SELECT CASE WHEN c.reltuples > 50000 THEN c.reltuples::bigint"
-            " ELSE (SELECT count(*) FROM focuscrawl_pages) END, "
-            + counts
-            + " FROM pg_class c WHERE c.oid = 'focuscrawl_pages'::regclass",
-            params,
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats"
+            " WHERE tablename = 'focuscrawl_pages' AND attname = 'tsv'"
+            " AND schemaname = current_schema()"
         ).fetchone()
-        n = max(float(row[0]), 1.0)
-        return [_bm25_idf(n, float(df)) for df in row[1:]]
+        common: dict[str, float] = {}
+        floor = 1.0
+        if row is not None and row[0] and row[1]:
+            lexemes, freqs = row[0], row[1]
+            common = dict(zip(lexemes, freqs[: len(lexemes)], strict=True))
+            floor = min(common.values()) if common else 1.0
+        _common_cache[self.url] = (now, common, floor)
+        return common, floor
+
+    def _idf(self, queries: list[str]) -> list[float]:
+        """BM25's idf of each term query. A lexeme among the planner's most common ones has its
+        document frequency from there; any other term is rarer than the rarest of those, and is
+        counted through the GIN index up to that many pages (at most :data:`DF_CAP`)."""
+        common, floor = self._common_terms()
+        n_row = self._run(
+            "SELECT CASE WHEN c.reltuples > 50000 THEN c.reltuples::bigint"
+            " ELSE (SELECT count(*) FROM focuscrawl_pages) END"
+            " FROM pg_class c WHERE c.oid = 'focuscrawl_pages'::regclass"
+        ).fetchone()
+        n = max(float(n_row[0]), 1.0)
+        known: dict[int, float] = {}
+        for i, q in enumerate(queries):
+            lexeme = _single_lexeme(q)
+            if lexeme is not None and lexeme in common:
+                known[i] = common[lexeme] * n
+        rest = [i for i in range(len(queries)) if i not in known]
+        if rest:
+            cap = int(min(DF_CAP, max(100.0, floor * n + 1)))
+            counts = ", ".join(
+                "(SELECT count(*) FROM (SELECT 1 FROM focuscrawl_pages WHERE tsv @@ %s::tsquery"
+                " LIMIT %s) s)"
+                for _ in rest
+            )
+            params: list[Any] = []
+            for i in rest:
+                params += [queries[i], cap]
+            row = self._run("SELECT " + counts, params).fetchone()
+            known.update(zip(rest, (float(x) for x in row), strict=True))
+        return [_bm25_idf(n, known[i]) for i in range(len(queries))]
 
     def candidates(
         self, queries: list[str], idf: list[float], mode: str, k: int, weights: RankWeights
@@ -662,6 +698,15 @@ class PostgresIndex:
             (SNIPPET_CHARS, match, options, ids),
         ).fetchall()
         return {r[0]: r[1] for r in rows}
+
+
+_LEXEME = re.compile(r"^'((?:[^']|'')*)'$")
+
+
+def _single_lexeme(query: str) -> str | None:
+    """The lexeme of a one-word tsquery text (``'eagl'``), else None."""
+    m = _LEXEME.match(query)
+    return m.group(1).replace("''", "'") if m else None
 
 
 def fold_accents(text: str) -> str:

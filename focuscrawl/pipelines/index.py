@@ -146,7 +146,12 @@ class IndexPipeline:
                 self.index.commit()
         except WRITE_ERRORS as exc:
             logger.error("index: the crawl's counts were not recorded: %s", exc)
-        logger.info("index: %d pages after this crawl (%s)", len(self.index), dict(self.counts))
+        if self.failed is None:
+            try:
+                n = len(self.index)
+                logger.info("index: %d pages after this crawl (%s)", n, dict(self.counts))
+            except (*READ_ERRORS, *WRITE_ERRORS) as exc:
+                logger.error("index: not readable at the end of the crawl: %s", exc)
         self.index.close()
         self.index = None
 
