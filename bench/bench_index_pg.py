@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--pipeline-items", type=int, default=3000)
     ap.add_argument("--quality", action="store_true", help="also run the search-quality bench")
+    ap.add_argument("--crawl-pages", type=int, default=600, help="pages per crawl (0: no crawl)")
+    ap.add_argument("--crawl-rounds", type=int, default=2)
     ap.add_argument("--pg-url", default="", help="an admin URL of an existing server")
     args = ap.parse_args(argv)
     server: Any = None
@@ -173,9 +175,58 @@ def run(args: argparse.Namespace, admin: str) -> int:
         pg_rate = pipeline_rate(fresh_pg(admin, "bench_pipe"), tmp, maker, args.pipeline_items)
         row("items/s", lite_rate, pg_rate, "/s", "(target >= 0.95x)")
 
+    if args.crawl_pages:
+        crawl(admin, args.crawl_pages, args.crawl_rounds)
     if args.quality:
         quality(admin)
     return 0
+
+
+def crawl(admin: str, pages: int, rounds: int) -> None:
+    """``scrapy crawl topical`` of the synthetic test web with each index, alternating."""
+    import json
+    import os
+    import statistics
+
+    from focuseval.testweb import TestWebProcess
+
+    from bench.bench_crawl import COMMON
+    from bench.bench_crawl import run as run_crawl
+    from focuscrawl.netguard import allow_private_args
+
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+    rates: dict[str, list[float]] = {"sqlite": [], "pg": []}
+    with TestWebProcess(corpus="synthetic") as web, tempfile.TemporaryDirectory() as tmp:
+        topic = Path(tmp) / "topic.toml"
+        seeds = web.seeds["birds"]
+        topic.write_text(f'name = "birds"\nkeywords = ["birds"]\nseeds = {json.dumps(seeds)}\n')
+        for r in range(rounds):
+            for name in ("sqlite", "pg"):
+                stats = Path(tmp) / f"{name}{r}.json"
+                index = str(Path(tmp) / f"{name}{r}.sqlite")
+                if name == "pg":
+                    index = fresh_pg(admin, f"bench_crawl{r}")
+                cmd = [
+                    sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic}",
+                    *COMMON,
+                    "-s", f"CLOSESPIDER_PAGECOUNT={pages}",
+                    "-s", f"FOCUSCRAWL_STATS_FILE={stats}",
+                    "-s", f"FOCUSCRAWL_DATA_DIR={tmp}/data-{name}{r}",
+                    "-s", f"FOCUSCRAWL_INDEX_URL={index}",
+                    *allow_private_args(web.hosts),
+                ]  # fmt: skip
+                rates[name].append(run_crawl(cmd, stats, env, Path(__file__).parent.parent))
+            print(
+                f"  round {r + 1}: SQLite {rates['sqlite'][-1]:.1f} pages/s, PG {rates['pg'][-1]:.1f}"
+            )
+    print(f"crawl of the synthetic test web, {pages} pages, median of {rounds} rounds:")
+    row(
+        "pages/s",
+        statistics.median(rates["sqlite"]),
+        statistics.median(rates["pg"]),
+        "/s",
+        "(target >= 0.95x)",
+    )
 
 
 def quality(admin: str) -> None:
