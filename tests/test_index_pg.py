@@ -361,3 +361,31 @@ def test_unreachable_server_stops_the_write_after_the_retry_timeout(pg_url: str)
     with pytest.raises(IndexUnavailable, match="no connection for 0.3s"):
         ix.upsert("http://u/2", "U", "text")
     ix.close()
+
+
+def test_serve_reads_either_backend(location: str) -> None:
+    """``focuscrawl serve --index PATH|URL``: the search API and the dashboard's index figures."""
+    import json
+    import urllib.request
+
+    from focuscrawl.web.app import Sources, make_server
+
+    ix = open_index(location)
+    cid = ix.begin_crawl()
+    ix.upsert("http://s/eagle", "Eagle <b>", "the bald eagle eats fish", relevance=0.9)
+    ix.end_crawl(cid, {"added": 1})
+    ix.close()
+    server = make_server(Sources(index=location))
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        base = server.url.rstrip("/")
+        with urllib.request.urlopen(base + "/api/search?q=eagle", timeout=30) as r:
+            hits = json.loads(r.read())["hits"]
+        with urllib.request.urlopen(base + "/api/dashboard", timeout=30) as r:
+            dashboard = json.loads(r.read())
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [h["url"] for h in hits] == ["http://s/eagle"]
+    assert dashboard["indexed"] == 1
