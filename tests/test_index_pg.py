@@ -389,3 +389,25 @@ def test_serve_reads_either_backend(location: str) -> None:
         server.server_close()
     assert [h["url"] for h in hits] == ["http://s/eagle"]
     assert dashboard["indexed"] == 1
+
+
+def test_an_items_failed_update_is_undone_alone(pg_url: str) -> None:
+    """The pipeline's per-item savepoint on PostgreSQL: a bad update (a depth past PostgreSQL's
+    integer) fails alone; the transaction's other updates are kept and committed."""
+    from focuscrawl.index.backend import IndexStoreError
+
+    ix = open_index(pg_url)
+    ix.savepoint()
+    ix.upsert("http://r/a", "A", "kept before")
+    ix.release()
+    ix.savepoint()
+    ix.upsert("http://r/b", "B", "undone")
+    with pytest.raises(IndexStoreError, match="out of range"):
+        ix.upsert("http://r/c", "C", "bad", depth=2**40)
+    ix.rollback_to()
+    ix.savepoint()
+    ix.upsert("http://r/d", "D", "kept after")
+    ix.release()
+    ix.commit()
+    assert sorted(p["url"] for p in ix.pages()) == ["http://r/a", "http://r/d"]
+    ix.close()

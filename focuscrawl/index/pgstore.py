@@ -144,7 +144,7 @@ class PostgresIndex:
         self.counts: Counter[str] = Counter()
         self._conn: Any = None
         self._ops: list[tuple[str, Any]] = []  # the open transaction's statements, for a replay
-        self._mark: int | None = None  # len(_ops) at the item's savepoint
+        self._mark: int | None = None  # len(_ops) at the item's savepoint (kept client-side)
         self._lost = False  # the transaction is gone (a new connection, a deadlock): replay
 
     @classmethod
@@ -248,17 +248,13 @@ class PostgresIndex:
         return deadline
 
     def _restore(self) -> None:
-        """A connection, and the open transaction replayed on it (savepoint included)."""
+        """A connection, and the open transaction replayed on it."""
         if self._conn is None:
             self._conn = self._connect()
             self.counts["reconnects"] += 1
             logger.warning("index %s: reconnected", self.path)
-        for i, (sql, params) in enumerate(self._ops):
-            if i == self._mark:
-                self._conn.execute("SAVEPOINT item")
+        for sql, params in self._ops:
             self._conn.execute(sql, params)
-        if self._mark is not None and self._mark == len(self._ops):
-            self._conn.execute("SAVEPOINT item")
         if self._ops:
             self.counts["replayed"] += len(self._ops)
         self._lost = False
@@ -330,20 +326,19 @@ class PostgresIndex:
                 self._drop_connection()
 
     def savepoint(self) -> None:
-        self._run("SAVEPOINT item")
+        """Mark the open transaction (no round trip: the statements since the mark are known,
+        so :meth:`rollback_to` rolls back and replays those before it)."""
         self._mark = len(self._ops)
 
     def release(self) -> None:
-        self._run("RELEASE item")
         self._mark = None
 
     def rollback_to(self) -> None:
         """Undo what came after :meth:`savepoint` (an item's failed update)."""
-        if self._mark is not None:
-            del self._ops[self._mark :]
-        self._run("ROLLBACK TO item")
-        self._run("RELEASE item")
-        self._mark = None
+        keep = self._ops[: self._mark] if self._mark is not None else []
+        self.rollback()
+        self._ops = keep
+        self._lost = bool(keep)  # replayed before the next statement or the commit
 
     def __enter__(self) -> PostgresIndex:
         return self
