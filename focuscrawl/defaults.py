@@ -561,6 +561,16 @@ _add(
     0.1,
     "Seconds an index update waits for others to share its commit (a longer write transaction holds crawls sharing the data directory back longer).",
 )
+_add(
+    "FOCUSCRAWL_INDEX_URL",
+    "",
+    "Where the index lives: a SQLite path, or a `postgresql://user@host/db` URL (one index for every worker of a cluster; `sslmode` and other libpq parameters pass through; the password is never logged, or comes from `PGPASSWORD` / `~/.pgpass`). Empty: `FOCUSCRAWL_INDEX_PATH`.",
+)
+_add(
+    "FOCUSCRAWL_INDEX_RETRY_TIMEOUT",
+    300.0,
+    "With a PostgreSQL index: seconds a crawl waits (paused, nothing lost) for a dropped database connection to come back before it stops (resumable).",
+)
 
 # --- web archive (WARC) ------------------------------------------------------------------
 _add(

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--crawl-log", type=Path, default=None, help="crawl log (default: FOCUSCRAWL_CRAWL_LOG)"
     )
-    parser.add_argument("--index", type=Path, default=None, help="index (titles, pages)")
+    parser.add_argument("--index", default=None, help="index path or URL (titles, pages)")
     parser.add_argument("-n", type=int, default=20, help="pages to ask about (default 20)")
     parser.add_argument("--url", default=None, help="label this URL (with --on or --off)")
     group = parser.add_mutually_exclusive_group()
@@ -32,11 +32,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from focuscrawl.index.backend import is_postgres
     from focuscrawl.relevance.labels import LabelError, add_label, read_labels
     from focuscrawl.web.review import review_candidates
 
     index = args.index or default_index_path()
-    path = args.labels or Path(os.environ.get("FOCUSCRAWL_LABELS") or index.parent / "labels.jsonl")
+    data_dir = Path(os.environ.get("FOCUSCRAWL_DATA_DIR") or "focuscrawl-data")
+    if not is_postgres(index):
+        data_dir = Path(index).parent
+    path = args.labels or Path(os.environ.get("FOCUSCRAWL_LABELS") or data_dir / "labels.jsonl")
     if args.url is not None:
         if not (args.on or args.off):
             raise CommandError("--url needs --on or --off")
@@ -50,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
         Path(os.environ["FOCUSCRAWL_CRAWL_LOG"]) if os.environ.get("FOCUSCRAWL_CRAWL_LOG") else None
     )
     book = read_labels(path)
-    candidates = review_candidates(log, index if index.exists() else None, book, args.n)
+    present = is_postgres(index) or Path(index).exists()
+    candidates = review_candidates(log, index if present else None, book, args.n)
     if not candidates:
         print("nothing to label: no crawl log or index with unlabelled pages")
         return 0

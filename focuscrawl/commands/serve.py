@@ -60,12 +60,15 @@ def run(args: argparse.Namespace) -> int:
     log = args.crawl_log or (
         Path(os.environ["FOCUSCRAWL_CRAWL_LOG"]) if os.environ.get("FOCUSCRAWL_CRAWL_LOG") else None
     )
-    stats = args.stats or Path(
-        os.environ.get("FOCUSCRAWL_STATS_FILE") or index.parent / "stats.json"
+    from focuscrawl.index.backend import describe, is_postgres
+
+    near_index = None if is_postgres(index) else Path(index).parent
+    stats_env = os.environ.get("FOCUSCRAWL_STATS_FILE")
+    stats = args.stats or (
+        Path(stats_env) if stats_env else near_index / "stats.json" if near_index else None
     )
-    labels = args.labels or Path(
-        os.environ.get("FOCUSCRAWL_LABELS") or index.parent / "labels.jsonl"
-    )
+    data_dir = near_index or Path(os.environ.get("FOCUSCRAWL_DATA_DIR") or "focuscrawl-data")
+    labels = args.labels or Path(os.environ.get("FOCUSCRAWL_LABELS") or data_dir / "labels.jsonl")
     sources = Sources(
         index=index, crawl_log=log, stats=stats, weights=weights_from(args), labels=labels
     )
@@ -75,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     # one JSON line once listening: scripts and tests wait on it, never on a timer
     sys.stdout.write(
-        json.dumps({"url": server.url, "index": str(index), "crawl_log": str(log) if log else None})
+        json.dumps(
+            {"url": server.url, "index": describe(index), "crawl_log": str(log) if log else None}
+        )
         + "\n"
     )
     sys.stdout.flush()

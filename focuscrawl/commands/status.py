@@ -16,7 +16,7 @@ from focuscrawl.terminal import terminal_line
 NAME = "status"
 EXAMPLE = "focuscrawl status --redis-url redis://127.0.0.1:6379/0"
 QUARANTINE_SHOWN = 20
-HELP = "show a Redis crawl cluster: pages, harvest rate, queue size, in flight, per worker"
+HELP = "show a Redis crawl cluster: pages, harvest rate, queue size, in flight, per worker (--index: its search index)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +30,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prefix", default="", help="key prefix (default: focuscrawl:<spider>, as the workers)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--index",
+        default=os.environ.get("FOCUSCRAWL_INDEX_URL") or "",
+        metavar="PATH|URL",
+        help="also show the search index (a SQLite path or a postgresql:// URL; default: "
+        "FOCUSCRAWL_INDEX_URL): pages and the last crawls' counts",
+    )
+
+
+def index_status(location: str) -> dict[str, object]:
+    """Pages and the last crawls of the index at ``location`` (either backend)."""
+    from focuscrawl.commands.search import index_location, open_index
+    from focuscrawl.index.backend import READ_ERRORS, describe
+
+    index = open_index(index_location(location))
+    try:
+        return {"index": describe(location), "pages": len(index), "crawls": index.crawls(3)}
+    except READ_ERRORS as exc:
+        raise CommandError(str(exc)) from None
+    finally:
+        index.close()
+
+
+def _print_index(info: dict[str, object]) -> None:
+    print(f"index {terminal_line(str(info['index']))}: {info['pages']} pages")
+    for crawl in info["crawls"]:  # type: ignore[attr-defined]
+        counts = crawl.get("counts") or {}
+        shown = {k: counts[k] for k in ("added", "replaced", "removed") if k in counts}
+        state = "finished" if crawl.get("finished") else "running or stopped"
+        print(f"  crawl {crawl['id']} ({state}): {shown}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,8 +68,15 @@ def run(args: argparse.Namespace) -> int:
     from focuscrawl.cluster.state import read_quarantine, read_status
     from focuscrawl.frontier.connection import connect
 
+    info = index_status(args.index) if args.index else None
     if not args.redis_url:
-        raise CommandError("no Redis: pass --redis-url or set REDIS_URL")
+        if info is None:
+            raise CommandError("no Redis: pass --redis-url or set REDIS_URL (or --index)")
+        if args.json:
+            print(json.dumps({"index": info}, indent=2, sort_keys=True))
+        else:
+            _print_index(info)
+        return 0
     url = with_env_password(args.redis_url)
     prefix = args.prefix or f"focuscrawl:{args.spider}"
     try:
@@ -64,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
             "harvest_rate": round(status.harvest_rate, 4),
             "quarantined": [asdict(q) for q in quarantined],
         }
+        if info is not None:
+            out["index"] = info
         print(json.dumps(out, indent=2, sort_keys=True))
         return 0
     # topic, worker names and states come from Redis: printed without control characters
@@ -75,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         f"in flight {status.in_flight}  redelivered {status.redelivered}  "
         f"quarantined {len(quarantined)}"
     )
+    if info is not None:
+        _print_index(info)
     for q in quarantined[-QUARANTINE_SHOWN:]:  # pages that killed a worker twice: never re-queued
         print(f"quarantined after {q.attempts} attempts: {terminal_line(q.url)[:200]}")
     if not status.workers:

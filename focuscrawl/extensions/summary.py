@@ -147,9 +147,10 @@ class CrawlSummary:
         if settings.get("FOCUSCRAWL_CRAWL_LOG"):
             out.append(f"crawl log {settings.get('FOCUSCRAWL_CRAWL_LOG')}")
         if any(k.startswith("focuscrawl/index/") for k in stats.get_stats()):
+            from focuscrawl.index.backend import describe
             from focuscrawl.pipelines.index import index_path
 
-            out.append(f"index {index_path(settings)}")
+            out.append(f"index {describe(index_path(settings))}")
         if stats.get_value("focuscrawl/warc/response") or stats.get_value(
             "focuscrawl/warc/revisit"
         ):

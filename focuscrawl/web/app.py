@@ -16,7 +16,6 @@ import ipaddress
 import json
 import logging
 import secrets
-import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,7 +25,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from focuscrawl.index import PageIndex, QueryError, RankWeights
+from focuscrawl.index import QueryError, RankWeights
+from focuscrawl.index.backend import READ_ERRORS, IndexStore, IndexStoreError
+from focuscrawl.index.backend import open_index as open_store
 from focuscrawl.index.render import hit_dict
 from focuscrawl.web import data, pages
 from focuscrawl.web.changes import changes_data, changes_page
@@ -41,17 +42,20 @@ MAX_POST = 16 * 1024  # bytes of a label POST
 
 @dataclass(frozen=True)
 class Sources:
-    index: Path
+    index: Path | str  # a SQLite path or a postgresql:// URL
     crawl_log: Path | None = None
     stats: Path | None = None
     weights: RankWeights = RankWeights()
     labels: Path | None = None  # the user's label file (relevance feedback)
 
 
-def open_index(sources: Sources) -> PageIndex | None:
+def open_index(sources: Sources) -> IndexStore | None:
+    """The index read-only (PostgreSQL: a connection of the process's pool), None when there
+    is none yet or it cannot be read now."""
     try:
-        return PageIndex.open(sources.index, readonly=True)
-    except (FileNotFoundError, ValueError, sqlite3.Error):
+        return open_store(sources.index, readonly=True)
+    except READ_ERRORS as exc:
+        logger.debug("index unavailable: %s", exc)
         return None
 
 
@@ -230,7 +234,7 @@ class Handler(BaseHTTPRequestHandler):
             if not query:
                 return None, None, n
             return index.search(query, limit=limit, weights=self.server.sources.weights), None, n
-        except QueryError as exc:
+        except (QueryError, IndexStoreError) as exc:
             return None, str(exc), n
         finally:
             index.close()

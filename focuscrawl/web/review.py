@@ -19,7 +19,7 @@ MAX_INDEX_PAGES = 50_000  # index rows read for review candidates at most
 
 
 def review_candidates(
-    crawl_log: Path | None, index_path: Path | None, labels: LabelBook, limit: int = 20
+    crawl_log: Path | None, index_path: Path | str | None, labels: LabelBook, limit: int = 20
 ) -> list[dict[str, Any]]:
     records, _ = data.read_crawl_log(crawl_log)
     titles: dict[str, str] = {}
