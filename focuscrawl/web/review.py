@@ -25,9 +25,13 @@ def review_candidates(
     titles: dict[str, str] = {}
     indexed: list[dict[str, Any]] = []
     if index_path is not None:
-        from focuscrawl.web.app import Sources, open_index
+        from focuscrawl.index.backend import READ_ERRORS
+        from focuscrawl.index.backend import open_index as open_store
 
-        index = open_index(Sources(index=index_path))
+        try:
+            index = open_store(index_path, readonly=True)
+        except READ_ERRORS:
+            index = None
         if index is not None:
             try:
                 for i, row in enumerate(index.pages()):
