@@ -1,0 +1,63 @@
+"""The signal store (focuscrawl.change.signal_store): one contract on SQLite and Redis, and two
+workers of a Redis crawl sharing one trust per host (issue 31)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.change.signal_store import SignalStore, open_signal_store
+from focuscrawl.change.store_redis import RedisChangeStore
+from focuscrawl.change.store_sqlite import SqliteChangeStore
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def signals(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SignalStore]:
+    if request.param == "redis":
+        request.getfixturevalue("redis_client")  # flushes the db before and after
+        change = RedisChangeStore(request.getfixturevalue("redis_url"), prefix="t")
+    else:
+        change = SqliteChangeStore(str(tmp_path / "change.sqlite3"))
+    store = open_signal_store(change)
+    store.open()
+    yield store
+    store.close()
+
+
+def test_lastmods_keep_the_newest(signals: SignalStore) -> None:
+    signals.put_lastmods({"http://a.test/1": 10.0, "http://a.test/2": 20.0})
+    signals.put_lastmods({"http://a.test/1": 5.0, "http://a.test/2": 25.0})
+    assert signals.lastmods() == {"http://a.test/1": 10.0, "http://a.test/2": 25.0}
+    assert signals.lastmods(["http://a.test/2", "http://a.test/none"]) == {"http://a.test/2": 25.0}
+
+
+def test_evidence_adds_up_per_host(signals: SignalStore) -> None:
+    signals.add_evidence("a.test", "agreed", 5)
+    signals.add_evidence("a.test", "missed")
+    signals.add_evidence("b.test", "false_move", 2)
+    signals.add_evidence("x" * 300, "agreed")  # not a host name: not stored
+    trust = signals.trust()
+    assert set(trust) == {"a.test", "b.test"}
+    assert (trust["a.test"].agreed, trust["a.test"].missed) == (5, 1)
+    assert trust["b.test"].false_moves == 2
+    with pytest.raises(ValueError):
+        signals.add_evidence("a.test", "maybe")
+
+
+def test_two_workers_share_one_trust_per_host(redis_client, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+    first = open_signal_store(RedisChangeStore(redis_url, prefix="w"))
+    second = open_signal_store(RedisChangeStore(redis_url, prefix="w"))
+    first.open()
+    second.open()
+    try:
+        first.add_evidence("a.test", "agreed", 3)
+        second.add_evidence("a.test", "agreed", 4)
+        second.add_evidence("a.test", "false_move")
+        assert first.trust()["a.test"].checks == 8
+        redis_client.hset("w:sig:lastmod", "http://a.test/bad", "not a number")
+        assert first.lastmods(["http://a.test/bad"]) == {"http://a.test/bad": 0.0}
+    finally:
+        first.close()
+        second.close()
