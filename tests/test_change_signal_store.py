@@ -61,3 +61,43 @@ def test_two_workers_share_one_trust_per_host(redis_client, redis_url: str) -> N
     finally:
         first.close()
         second.close()
+
+
+def test_status_shows_each_hosts_trust(redis_client, redis_url: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from focuscrawl.cli import main
+
+    store = open_signal_store(RedisChangeStore(redis_url, prefix="fc:chg"))
+    store.open()
+    try:
+        store.add_evidence("exact.test", "agreed", 7)
+        store.add_evidence("lying.test", "agreed", 1)
+        store.add_evidence("lying.test", "false_move", 5)
+    finally:
+        store.close()
+    assert main(["status", "--redis-url", redis_url, "--json"]) == 0
+    trust = json.loads(capsys.readouterr().out)["signal_trust"]
+    assert trust["exact.test"]["state"] == "trusted" and trust["exact.test"]["checks"] == 7
+    assert trust["lying.test"]["state"] == "distrusted"
+    assert main(["status", "--redis-url", redis_url]) == 0
+    out = capsys.readouterr().out
+    assert "signals exact.test: trusted (7 agreed, 0 missed, 0 false of 7 checks)" in out
+    assert "signals lying.test: distrusted" in out
+
+
+def test_summary_lines_show_signals_and_trust() -> None:
+    from focuscrawl.extensions.summary import signal_lines
+
+    lines = signal_lines(
+        {
+            "focuscrawl/recrawl/signals/due_at_once": 3,
+            "focuscrawl/recrawl/signals/skipped": 40,
+            "focuscrawl/recrawl/signals/false_move": 2,
+            "focuscrawl/signals/trust/a.test": "trusted (9 agreed, 0 missed, 0 false of 9 checks)",
+        }
+    )
+    assert lines[0].startswith("signals: 3 due at once, 40 skipped, 0 audited")
+    assert "2 false (lying)" in lines[0]
+    assert lines[1] == "trust a.test: trusted (9 agreed, 0 missed, 0 false of 9 checks)"
+    assert signal_lines({}) == []

@@ -97,3 +97,5 @@ def test_sitemap_only_pages_are_found_and_lastmods_make_pages_due(
     # every host starts on probation: its signals are checked by the fetches
     assert stats.get("focuscrawl/recrawl/signals/agreed", 0) > 0
     assert stats.get("focuscrawl/recrawl/signals/false_move", 0) > 0, signal_stats  # the liar
+    trust = {k.rsplit("/", 1)[-1]: v for k, v in stats.items() if "/signals/trust/" in k}
+    assert trust, signal_stats  # each checked host's trust and evidence, in the stats

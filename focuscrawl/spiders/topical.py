@@ -37,6 +37,7 @@ from focuscrawl.topic import Topic, load_topic
 logger = logging.getLogger(__name__)
 
 USAGE_EXIT = 2  # the exit status of a usage error (as the crawl command's own checks)
+TRUST_SHOWN = 20  # hosts whose trust the stats (and the crawl summary) show
 MAX_IDLE_WAITS = 24  # idle rounds (5 s each) a recrawl waits for its sitemaps' answers
 
 
@@ -364,6 +365,28 @@ class TopicalSpider(Spider):
         except Exception as exc:  # a store outage costs the evidence, never the crawl
             logger.warning("signals: no trust evidence for %s: %s", url, exc)
 
+    def _trust_stats(self, store: Any) -> None:
+        """Each host's trust and its evidence in the stats (the most checked hosts first)."""
+        from focuscrawl.change.signals import TrustRules
+
+        s = self.crawler.settings
+        rules = TrustRules(
+            min_checks=defaults.read(s, "FOCUSCRAWL_SIGNALS_MIN_CHECKS"),
+            max_error=defaults.read(s, "FOCUSCRAWL_SIGNALS_MAX_ERROR"),
+        )
+        try:
+            trust = store.trust()
+        except Exception as exc:  # a store outage costs the report, never the crawl
+            logger.warning("signals: no trust to report: %s", exc)
+            return
+        for host in sorted(trust, key=lambda h: -trust[h].checks)[:TRUST_SHOWN]:
+            t = trust[host]
+            self.crawler.stats.set_value(
+                f"focuscrawl/signals/trust/{host}",
+                f"{t.state(rules)} ({t.agreed} agreed, {t.missed} missed, "
+                f"{t.false_moves} false of {t.checks} checks)",
+            )
+
     def _check_not_modified(self, url: str) -> None:
         """A 304's trust evidence: unchanged since the visit before the one just recorded."""
         try:
@@ -562,6 +585,7 @@ class TopicalSpider(Spider):
     def closed(self, reason: str) -> None:
         signal_store, self.signal_store = getattr(self, "signal_store", None), None
         if signal_store is not None:
+            self._trust_stats(signal_store)
             signal_store.close()
         new_links, self.new_links = getattr(self, "new_links", None), None
         if new_links is not None:
