@@ -93,7 +93,7 @@ def test_sitemap_only_pages_are_found_and_lastmods_make_pages_due(
     changed = {f"http://{h}:{web.port}{p}" for h, p in model.victims} & found
     signal_stats = {k: v for k, v in stats.items() if "signals" in k}
     assert {i["url"] for i in items} == changed, signal_stats
-    assert stats["focuscrawl/recrawl/signals/due_at_once"] >= 1
+    assert stats["focuscrawl/recrawl/signals/due_at_once"] >= 1, signal_stats
     # every host starts on probation: its signals are checked by the fetches
     assert stats.get("focuscrawl/recrawl/signals/agreed", 0) > 0
     assert stats.get("focuscrawl/recrawl/signals/false_move", 0) > 0, signal_stats  # the liar

@@ -68,6 +68,7 @@ class TopicalSpider(Spider):
         self.signal_store: Any = None
         self.due_pending = False  # recrawl with signals: the due list waits for the sitemaps
         self.signals_in_flight = 0  # signal documents asked for and not answered yet
+        self.stored_urls: set[str] = set()  # recrawl with signals: the change store's pages
         self.idle_waits = 0
 
     @classmethod
@@ -275,9 +276,11 @@ class TopicalSpider(Spider):
         store = open_store(self.crawler.settings)
         store.open()
         try:
-            sites = list(dict.fromkeys(_site(r.url) for r in store.records()))
+            # a sitemap's stored pages are the due list's to revisit: only new ones are queued
+            self.stored_urls = {r.url for r in store.records()}
         finally:
             store.close()
+        sites = list(dict.fromkeys(_site(url) for url in self.stored_urls))
         for site in sites:
             for doc in self.discovery.documents_for(site + "/", b""):
                 yield self._signal_request(doc, RequestState(score=SEED_SCORE + 1))
@@ -341,6 +344,8 @@ class TopicalSpider(Spider):
             return
         state = state_of(response.meta) or RequestState()
         docs, entries = self.discovery.read(response.url, response.body)
+        if self.stored_urls:
+            entries = [e for e in entries if e.url not in self.stored_urls]
         for doc in docs:
             yield self._signal_request(doc, RequestState(state.depth, score=state.score))
         for page in entry_pages(response.url, entries):
