@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from focuseval.signals_sim import signals_table, simulate_signals
+from focuseval.signals_sim import averaged, signals_table, simulate_signals
 
 
 def main() -> int:
@@ -21,20 +21,22 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=0.1, help="share fetched per cycle")
     parser.add_argument("--base", default="cluster", choices=("uniform", "change-rate", "cluster"))
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--seeds", type=int, default=3, help="runs averaged (seed, seed+1, ...)")
     args = parser.parse_args()
     kw = dict(
         pages_per_host=args.pages,
         budget=args.budget,
         cycles=args.cycles,
         warmup=args.warmup,
-        seed=args.seed,
         base=args.base,
     )
-    today = simulate_signals("today", **kw)
-    signals = simulate_signals("signals", **kw)
+    seeds = range(args.seed, args.seed + args.seeds)
+    today = averaged([simulate_signals("today", seed=s, **kw) for s in seeds])
+    signals = averaged([simulate_signals("signals", seed=s, **kw) for s in seeds])
     print(
         f"{len(today.kinds)} host kinds x {args.pages} pages, budget {args.budget:.0%} per cycle, "
-        f"{args.cycles} cycles ({args.warmup} warm-up), base policy {args.base}"
+        f"{args.cycles} cycles ({args.warmup} warm-up), base policy {args.base}, "
+        f"{args.seeds} seeds"
     )
     print(signals_table(today, signals))
     return 0

@@ -125,9 +125,9 @@ def plan_with_signals(
     A host whose signals are trusted gets the share of the budget its page count gives it and
     spends it on its signalled pages (best freshness gain first) and an audit of its skipped
     ones; a probation host's first ``probe`` signalled pages go first. The hosts without usable
-    signals (none, distrusted, probation) share the rest as today's ``policy``
-    (:func:`~focuscrawl.change.policy.due`) orders their pages; what the trusted hosts did not
-    need goes to their other signalled pages, then back to that order."""
+    signals (none, distrusted, probation) share the rest, what the trusted hosts did not need
+    included, as today's ``policy`` (:func:`~focuscrawl.change.policy.due`) orders their
+    pages; budget still left goes to the trusted hosts' other signalled pages."""
     recs = [r for r in records if r.history]
     budget = budget if budget > 0 else len(recs)
     states: dict[str, str] = {}
@@ -178,16 +178,15 @@ def plan_with_signals(
         n_audit += sum(take(r.url) for r in audit[:share])
         spare.extend((gain(r), r.url) for r in pages[room:])
         trusted_pages.update(r.url for r in unchanged + pages)
-    # every other host: the base policy, over their pages, with the budget the trusted left
-    shares = sum(
-        math.floor(budget * pages_of[h] / len(recs)) for h, st in states.items() if st == "trusted"
-    )
-    left = budget - max(len(chosen), shares)
+    # every other host: the base policy over their pages, with all the budget the trusted
+    # hosts left (what they saved goes here first: a host without usable signals must not
+    # lose fetches to one with them)
+    left = budget - len(chosen)
     others = [r for r in recs if r.url not in trusted_pages and r.url not in taken]
     if left > 0 and others:
         for url in due(others, now, left, policy, **kw):
             take(url)
-    # what the trusted hosts saved of their shares: their other signalled pages, then the rest
+    # budget still left: the trusted hosts' other signalled pages, then the base order
     for _, url in sorted(spare, key=lambda p: (-p[0], p[1])):
         if len(chosen) >= budget:
             break

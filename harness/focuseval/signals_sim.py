@@ -169,3 +169,17 @@ def signals_table(today: SimResult, signals: SimResult) -> str:
             f"{a.fetches_per_change:.2f} | {b.fetches_per_change:.2f} | {fpc:.2f}x | {tr} |"
         )
     return "\n".join(rows)
+
+
+def averaged(results: list[SimResult]) -> SimResult:
+    """The mean freshness and the summed fetches and changes of runs on several seeds (the
+    trust shown is the last run's)."""
+    out = SimResult(results[0].policy, {k: KindResult() for k in HOST_KINDS}, results[-1].trust)
+    for kind in HOST_KINDS:
+        runs = [r.kinds[kind] for r in results]
+        out.kinds[kind] = KindResult(
+            sum(k.freshness for k in runs) / len(runs),
+            sum(k.fetches for k in runs),
+            sum(k.changes_found for k in runs),
+        )
+    return out
