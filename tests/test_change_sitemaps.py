@@ -10,15 +10,8 @@ from collections.abc import Iterator
 from contextlib import suppress
 from http.server import BaseHTTPRequestHandler
 
-from focuscrawl.change.sitemaps import (
-    SignalLimits,
-    SitemapWalk,
-    feed_links,
-    parse_date,
-    parse_signals,
-    robots_sitemaps,
-    url_filter,
-)
+from focuscrawl.change.sitemap_sources import SitemapWalk, feed_links, robots_sitemaps
+from focuscrawl.change.sitemaps import SignalLimits, parse_date, parse_signals, url_filter
 from focuscrawl.netguard import AddressPolicy
 from tests.loopback_web import LoopbackWeb, loopback_web
 

@@ -6,7 +6,7 @@ for its robots.txt (its ``Sitemap:`` lines, else ``/sitemap.xml``), and the feed
 ordinary Scrapy requests (the downloader's robots rules, address guard and size limits apply)
 whose responses come back to the spider's ``parse_signals``; :mod:`focuscrawl.change.sitemaps`
 reads them within its caps. A sitemap index's children are fetched through one
-:class:`~focuscrawl.change.sitemaps.SitemapWalk` (each once, nested a few deep, a few in all).
+:class:`~focuscrawl.change.sitemap_sources.SitemapWalk` (each once, nested a few deep, a few in all).
 The entries become pages of links (their URL tokens, or a feed entry's title, as anchors) that
 the spider scores like any page's links; their ``lastmod`` goes to the signal store for the
 recrawl. A sitemap's entries must be on the host that led to it (the sitemaps protocol's rule);
@@ -28,16 +28,13 @@ from urllib.parse import urlsplit
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.change.signal_store import SignalStore
 from focuscrawl.change.signals import host_of
-from focuscrawl.change.sitemaps import (
-    SignalEntry,
-    SignalLimits,
+from focuscrawl.change.sitemap_sources import (
     SitemapWalk,
     default_sitemap,
     feed_links,
-    parse_signals,
     robots_sitemaps,
-    url_filter,
 )
+from focuscrawl.change.sitemaps import SignalEntry, SignalLimits, parse_signals, url_filter
 from focuscrawl.netguard import AddressPolicy
 
 logger = logging.getLogger(__name__)
