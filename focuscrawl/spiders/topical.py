@@ -359,7 +359,9 @@ class TopicalSpider(Spider):
         from focuscrawl.change.signals import check, host_of
 
         store = self.signal_store
-        if store is None or status == "new":
+        # a new page has nothing to compare; an insignificant change (layout, an ad) proves
+        # nothing either way: an honest sitemap may move its lastmod for it, or not
+        if store is None or status in ("new", "insignificant"):
             return
         try:
             lastmod = store.lastmods([url]).get(url)
