@@ -99,7 +99,8 @@ class SignalDiscovery:
             self.origin[robots] = (host, 0)
             wanted.append(robots)
         for feed, _title in feed_links(body, url, self.accept, self.limits):
-            if self.walk.admit(feed, 0):
+            # every page of a site links its feed: one asked for already is no cycle
+            if feed.split("#", 1)[0] not in self.walk.seen and self.walk.admit(feed, 0):
                 self.origin[feed] = ("", 0)  # a feed may name any host: the link rules decide
                 wanted.append(feed)
         self.count("requested", len(wanted))
