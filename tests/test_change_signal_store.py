@@ -101,3 +101,39 @@ def test_summary_lines_show_signals_and_trust() -> None:
     assert "2 false (lying)" in lines[0]
     assert lines[1] == "trust a.test: trusted (9 agreed, 0 missed, 0 false of 9 checks)"
     assert signal_lines({}) == []
+
+
+def test_signal_plan_reads_lastmods_and_trust_from_the_redis_change_store(
+    redis_client,  # type: ignore[no-untyped-def]
+    redis_url: str,
+) -> None:
+    from focuscrawl.change.recrawl import signal_plan
+
+    change = RedisChangeStore(redis_url, prefix="fc:chg")
+    change.open()
+    try:
+        for i in range(20):
+            change.record(f"http://exact.test/p/{i}", None, "new", 100.0)
+            change.record(f"http://plain.test/p/{i}", None, "new", 100.0)
+        change.flush()
+    finally:
+        change.close()
+    store = open_signal_store(RedisChangeStore(redis_url, prefix="fc:chg"))
+    store.open()
+    try:
+        store.put_lastmods({f"http://exact.test/p/{i}": 50.0 for i in range(20)})
+        store.put_lastmods({"http://exact.test/p/3": 150.0})  # changed after the visit
+        store.add_evidence("exact.test", "agreed", 10)  # another worker's checks
+    finally:
+        store.close()
+    settings = {
+        "FOCUSCRAWL_REDIS_URL": redis_url,
+        "FOCUSCRAWL_RECRAWL_BUDGET": 10,
+        "FOCUSCRAWL_RECRAWL_POLICY": "uniform",
+        "FOCUSCRAWL_RECRAWL_PERIOD": 1.0,
+    }
+    plan = signal_plan(settings, now=200.0)
+    assert plan.urls[0] == "http://exact.test/p/3" and plan.signalled == 1
+    assert plan.states == {"exact.test": "trusted", "plain.test": "probation"}
+    assert plan.skipped == 18 and plan.audited == 1
+    assert len(plan.urls) == 10
