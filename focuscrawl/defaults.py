@@ -456,6 +456,44 @@ _add(
     experimental=True,
 )
 
+_add(
+    "FOCUSCRAWL_SIGNALS",
+    False,
+    "Read sitemaps (robots.txt `Sitemap:` lines, `/sitemap.xml`, indexes, gzip) and the RSS/Atom feeds pages link: their URLs enter the frontier scored like links, and in a recrawl a `lastmod` newer than the stored version makes a page due, trusted per host by what fetches prove (docs/change.md).",
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MAX_BYTES",
+    50 * 1024 * 1024,
+    "Decompressed bytes read of one sitemap or feed (cut while decompressing: a gzip bomb stops here).",
+    minimum=1024,
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MAX_ENTRIES",
+    50_000,
+    "Entries read of one sitemap or feed (the sitemaps protocol's own limit).",
+    minimum=1,
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MAX_SITEMAPS",
+    1000,
+    "Sitemap and feed documents one worker reads in a crawl (indexes included; each at most once).",
+    minimum=1,
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MIN_CHECKS",
+    6,
+    "Fetches that must check a host's signals before a recrawl skips its pages whose `lastmod` did not move.",
+    minimum=1,
+    experimental=True,
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MAX_ERROR",
+    0.2,
+    "Share of a host's checked signals that may prove wrong (stale or lying) before the recrawl ignores them.",
+    **FRACTION,
+    experimental=True,
+)
+
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
 _add(
     "FOCUSCRAWL_REDIS_URL",
