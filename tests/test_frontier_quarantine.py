@@ -1,6 +1,7 @@
-"""Poison pages: an entry delivered twice without an acknowledgement (its process or worker
-died) is quarantined, not delivered a third time; a bystander of a death is not. Journal
-(JOBDIR) and Redis leases; the crawls that really die are in test_frontier_quarantine_crawl."""
+"""Poison pages: an entry whose work killed its process twice (the work mark named it at both
+deaths) is quarantined, not delivered a third time; a bystander of a death (in flight, not being
+worked on) is not even counted. Journal (JOBDIR) and Redis leases; the crawls that really die
+are in test_frontier_quarantine_crawl."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.frontier.base import PushResult
+from focuscrawl.frontier.base import FrontierEntry, PushResult
 from focuscrawl.frontier.journal import release_jobdir
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.quarantine import read_records, read_redis_quarantine
 from focuscrawl.frontier.redis_frontier import RedisFrontier
+from focuscrawl.frontier.workmark import MARK_FILE, WorkMark
 from tests.frontier_contract import fp, push
 
 
@@ -28,10 +30,13 @@ def journaled(tmp_path: Path, after: int = 2) -> MemoryFrontier:
     return f
 
 
-def die(f: MemoryFrontier) -> None:
-    """The process is killed: no close(), only the writes it made are left (its JOBDIR lock
-    goes with it)."""
+def die(f: MemoryFrontier, working: FrontierEntry | None = None) -> None:
+    """The process is killed (while working on ``working``, if given): no close(), only the
+    writes it made are left (its JOBDIR lock goes with it)."""
     assert f._journal is not None and f.journal_path is not None
+    mark = WorkMark(os.path.join(os.path.dirname(f.journal_path), MARK_FILE))
+    mark.open()
+    mark.mark(working.fingerprint if working is not None else None)
     f._journal.close()
     f._journal = None
     release_jobdir(os.path.dirname(f.journal_path))
@@ -43,13 +48,13 @@ def test_a_page_in_flight_at_two_deaths_is_quarantined(tmp_path: Path) -> None:
     push(f, "http://a.test/ok", 0.5)
     first = f.pop()
     assert first is not None and first.url == "http://a.test/poison" and first.attempts == 0
-    die(f)
+    die(f, first)
 
     g = journaled(tmp_path)
     assert g.quarantined == [] and g.redelivered == 1 and len(g) == 2
     again = g.pop()
     assert again is not None and again.url == "http://a.test/poison" and again.attempts == 1
-    die(g)
+    die(g, again)
 
     h = journaled(tmp_path)
     assert [(r.url, r.attempts) for r in h.quarantined] == [("http://a.test/poison", 2)]
@@ -75,7 +80,7 @@ def test_a_page_in_flight_at_two_deaths_is_quarantined(tmp_path: Path) -> None:
     assert len((tmp_path / "quarantine.jsonl").read_text().splitlines()) == 1
 
 
-def test_one_suspect_in_flight_at_a_time_so_bystanders_survive(tmp_path: Path) -> None:
+def test_bystanders_of_a_death_are_not_counted(tmp_path: Path) -> None:
     f = journaled(tmp_path)
     for url, score in (
         ("http://a.test/p", 0.9),
@@ -83,33 +88,86 @@ def test_one_suspect_in_flight_at_a_time_so_bystanders_survive(tmp_path: Path) -
         ("http://c.test/y", 0.1),
     ):
         push(f, url, score)
-    assert [f.pop(), f.pop()] != [None, None]  # a.test/p and b.test/x in flight: a death
-    die(f)
+    poison, bystander = f.pop(), f.pop()
+    assert poison is not None and bystander is not None
+    die(f, poison)  # both in flight, a.test/p being worked on
 
-    g = journaled(tmp_path)  # both come back as suspects
-    suspect = g.pop()
-    assert suspect is not None and (suspect.url, suspect.attempts) == ("http://a.test/p", 1)
-    # b.test/x is a suspect too: it waits while a.test/p is in flight, as a busy host would
-    fresh = g.pop()
-    assert fresh is not None and (fresh.url, fresh.attempts) == ("http://c.test/y", 0)
-    assert g.pop() is None and len(g) == 1
-    die(g)  # a.test/p kills the process again, c.test/y dies with it
+    g = journaled(tmp_path)
+    assert g.redelivered == 2
+    got = [g.pop(), g.pop()]
+    assert [(e.url, e.attempts) for e in got if e] == [
+        ("http://a.test/p", 1),
+        ("http://b.test/x", 0),
+    ]
+    die(g, got[0])  # a.test/p kills the process again; b.test/x dies with it, uncounted
 
     h = journaled(tmp_path)
     assert [r.url for r in h.quarantined] == ["http://a.test/p"]
-    got = {}
+    got2 = {}
     while (entry := h.pop()) is not None:
-        got[entry.url] = entry.attempts
+        got2[entry.url] = entry.attempts
         h.ack(entry.fingerprint)
-    assert got == {"http://b.test/x": 1, "http://c.test/y": 1}
+    assert got2 == {"http://b.test/x": 0, "http://c.test/y": 0}
+
+
+def test_a_death_between_pages_blames_nobody(tmp_path: Path) -> None:
+    f = journaled(tmp_path)
+    for n in range(3):
+        push(f, f"http://{n}.test/", 0.5)
+    assert all(f.pop() is not None for _ in range(3))
+    die(f)  # SIGKILL while downloading: the slot is empty
+    g = journaled(tmp_path)
+    assert g.redelivered == 3 and g._attempts == {} and g.quarantined == []
+    assert all(g.pop() is not None for _ in range(3))
+    die(g)  # no file at all (a crawl of an older version): nobody blamed either
+    os.unlink(tmp_path / MARK_FILE)
+    h = journaled(tmp_path)
+    assert h.redelivered == 3 and h._attempts == {}
+    h.close()
+    assert not (tmp_path / MARK_FILE).exists() or (tmp_path / MARK_FILE).read_bytes()[0] == 0
+
+
+def test_one_suspect_in_flight_at_a_time(tmp_path: Path) -> None:
+    f = journaled(tmp_path)
+    push(f, "http://a.test/p", 0.9)
+    push(f, "http://b.test/q", 0.8)
+    push(f, "http://c.test/y", 0.1)
+    p = f.pop()
+    die(f, p)
+    g = journaled(tmp_path)
+    assert g.pop() is not None
+    g.pop()  # held back: a.test/p is a suspect in flight
+    q = g.pop()
+    assert q is not None and q.url == "http://c.test/y"
+    g.ack(q.fingerprint)
+    g.close()
+    g = journaled(tmp_path)
+    assert g.pop() is not None
+    q = g.pop()
+    assert q is not None and q.url == "http://b.test/q"
+    die(g, q)  # two suspects now, from two deaths
+    h = journaled(tmp_path)
+    suspect = h.pop()
+    assert suspect is not None and suspect.attempts == 1
+    # the other suspect waits while this one is in flight, as a busy host would
+    assert h.pop() is None and len(h) == 1
+    h.ack(suspect.fingerprint)
+    other = h.pop()
+    assert other is not None and other.attempts == 1
+    h.close()
 
 
 def test_the_next_suspect_goes_once_the_first_is_acknowledged(tmp_path: Path) -> None:
     f = journaled(tmp_path)
     push(f, "http://a.test/1", 0.9)
     push(f, "http://b.test/2", 0.8)
-    f.pop(), f.pop()
-    die(f)
+    a = f.pop()
+    die(f, a)
+    g = journaled(tmp_path)
+    assert g.pop() is not None
+    b = g.pop()
+    assert b is not None and b.url == "http://b.test/2"
+    die(g, b)
     g = journaled(tmp_path)
     one = g.pop()
     assert one is not None and g.pop() is None
@@ -130,7 +188,7 @@ def test_a_graceful_close_is_not_an_attempt(tmp_path: Path) -> None:
     g = journaled(tmp_path)
     entry = g.pop()
     assert entry is not None and entry.attempts == 0 and g.redelivered == 0
-    die(g)
+    die(g, entry)
     h = journaled(tmp_path)
     entry = h.pop()
     assert entry is not None and entry.attempts == 1 and h.quarantined == []
@@ -142,7 +200,7 @@ def test_attempts_survive_compaction_and_quarantine_can_be_off(tmp_path: Path) -
     for attempts in range(4):
         entry = f.pop()
         assert entry is not None and entry.attempts == attempts
-        die(f)
+        die(f, entry)
         f = journaled(tmp_path, after=0)
     records = [json.loads(line) for line in (tmp_path / "frontier.jsonl").read_text().split()]
     assert {"c": [int.from_bytes(fp("http://a.test/1")[:8], "big"), 4]} in records
@@ -260,8 +318,8 @@ def test_redis_attempts_survive_a_priority_upgrade(redis_url: str, redis_client)
 def test_journal_attempts_survive_a_priority_upgrade(tmp_path: Path) -> None:
     f = journaled(tmp_path)
     push(f, "http://a.test/p", 0.5)
-    assert f.pop() is not None
-    die(f)
+    entry = f.pop()
+    die(f, entry)
     g = journaled(tmp_path)
     assert push(g, "http://a.test/p", 0.9) is PushResult.UPGRADED
     entry = g.pop()
