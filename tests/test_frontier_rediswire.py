@@ -33,6 +33,7 @@ PINNED = {
     "requeue": "12b71cc52475d194d58f18448ddd6a133ba6a066",
     "release": "2fbe458cb44ce73898f1fa0ef63af685c7e22d21",
     "seen": "6b0d848d33c998969cc6b700226abdfbb95fb853",
+    "count": "7701fc892ddaf760c942ff5344cdde2e779498a7",
 }
 
 

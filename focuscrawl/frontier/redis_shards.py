@@ -682,7 +682,8 @@ class ShardedRedisFrontier:
 
     def __len__(self) -> int:
         self._send_held(force=True)
-        n = sum(int(n or 0) for n in self._gather(lambda s: ("GET", f"{s.prefix}:n")))
+        replies = self._gather(lambda s: s.count_command())
+        n = sum(s.queued(r) for s, r in zip(self.shards, replies, strict=True) if r is not None)
         if self._ahead_k is not None:  # read by now: counted, it is this worker's next entry
             n += 1 if self.shards[self._ahead_k].ahead.entry else 0
         return n

@@ -25,6 +25,7 @@ NAMES = (
     "requeue",
     "release",
     "seen",
+    "count",
 )
 
 
