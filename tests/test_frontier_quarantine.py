@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from focuscrawl.frontier.journal import release_jobdir
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.quarantine import read_records, read_redis_quarantine
 from focuscrawl.frontier.redis_frontier import RedisFrontier
-from focuscrawl.frontier.workmark import MARK_FILE, WorkMark
+from focuscrawl.frontier.workmark import MARK_FILE, WORKER_MARK, WorkMark, payload
 from tests.frontier_contract import fp, push
 
 
@@ -211,10 +212,20 @@ def test_attempts_survive_compaction_and_quarantine_can_be_off(tmp_path: Path) -
 PREFIX = "fcq:topical"
 
 
-def redis_frontier(url: str, lease: float = 300.0) -> RedisFrontier:
+def redis_frontier(url: str, lease: float = 300.0, mark_dir: Path | None = None) -> RedisFrontier:
     f = RedisFrontier(url, PREFIX, lease=lease, capacity=10_000, quarantine_after=2)
+    f.mark_dir = str(mark_dir) if mark_dir else None
     f.open()
     return f
+
+
+def dead_mark(directory: Path, entry: FrontierEntry) -> None:
+    """A worker died working on ``entry``: its work mark is left, under a dead pid."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    mark = WorkMark(str(directory / WORKER_MARK.format(pid=child.pid)))
+    mark.open()
+    mark.mark(payload(entry.fingerprint, "a.test"))
 
 
 def expire_all(client) -> None:  # type: ignore[no-untyped-def]
@@ -222,20 +233,23 @@ def expire_all(client) -> None:  # type: ignore[no-untyped-def]
         client.zadd(f"{PREFIX}:lease", {member: 0})
 
 
-def test_redis_lease_expired_twice_is_quarantined(redis_url: str, redis_client, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_redis_page_that_killed_two_workers_is_quarantined(  # type: ignore[no-untyped-def]
+    redis_url: str, redis_client, capsys, tmp_path: Path
+) -> None:
     worker = redis_frontier(redis_url)
     push(worker, "http://a.test/poison", 0.9, meta={"focuscrawl": {"d": 2}})
     push(worker, "http://a.test/ok", 0.5)
     first = worker.pop()
-    assert first is not None and first.attempts == 0  # the worker dies: its lease expires
-    expire_all(redis_client)
-    other = redis_frontier(redis_url)
+    assert first is not None and first.attempts == 0  # the worker dies working on it
+    dead_mark(tmp_path, first)
+    other = redis_frontier(redis_url, mark_dir=tmp_path)  # claims the mark: its lease is due
+    assert not list(tmp_path.glob("working-*"))
     assert other.requeue_expired(force=True) == 1 and other.quarantined == []
     again = other.pop()
     assert again is not None and again.url == "http://a.test/poison" and again.attempts == 1
     assert again.data == {"meta": {"focuscrawl": {"d": 2}}}  # the entry is intact
-    expire_all(redis_client)  # the second worker dies too
-    third = redis_frontier(redis_url)
+    dead_mark(tmp_path, again)  # the second worker dies working on it too
+    third = redis_frontier(redis_url, mark_dir=tmp_path)
     assert third.requeue_expired(force=True) == 0
     assert [(r.url, r.attempts) for r in third.quarantined] == [("http://a.test/poison", 2)]
     assert push(third, "http://a.test/poison", 0.99) is PushResult.SEEN
@@ -262,9 +276,11 @@ def test_redis_worker_holds_one_suspect_at_a_time(redis_url: str, redis_client) 
     push(dead, "http://a.test/p", 0.9)
     push(dead, "http://b.test/x", 0.8)
     push(dead, "http://c.test/y", 0.1)
-    assert dead.pop() is not None and dead.pop() is not None
-    expire_all(redis_client)
+    p, x = dead.pop(), dead.pop()
+    assert p is not None and x is not None
     worker = redis_frontier(redis_url)
+    for entry in (p, x):  # two dead workers' marks named them
+        worker.blame(entry.fingerprint)
     worker.pop_ahead = True  # as in a crawl: the pop sent ahead must not take a second suspect
     assert worker.requeue_expired(force=True) == 2
     suspect = worker.pop()
@@ -291,7 +307,7 @@ def test_redis_quarantine_threshold(redis_url: str, redis_client, after: int) ->
             push(f, "http://a.test/1", 0.9)
         entry = f.pop()
         assert entry is not None and entry.attempts == attempts
-        expire_all(redis_client)
+        f.blame(entry.fingerprint)  # its worker died working on it
         f.requeue_expired(force=True)
         quarantined += f.quarantined
     assert len(quarantined) == (1 if after == 3 else 0)
@@ -302,9 +318,10 @@ def test_redis_attempts_survive_a_priority_upgrade(redis_url: str, redis_client)
     """A link found again with a better score queues the finder's copy: it keeps the count."""
     dead = redis_frontier(redis_url)
     push(dead, "http://a.test/p", 0.5)
-    assert dead.pop() is not None
-    expire_all(redis_client)
+    gone = dead.pop()
+    assert gone is not None
     worker = redis_frontier(redis_url)
+    worker.blame(gone.fingerprint)
     worker.requeue_expired(force=True)
     assert push(worker, "http://a.test/p", 0.9, meta={"new": 1}) is PushResult.UPGRADED
     entry = worker.pop()
@@ -325,3 +342,32 @@ def test_journal_attempts_survive_a_priority_upgrade(tmp_path: Path) -> None:
     entry = g.pop()
     assert entry is not None and (entry.score, entry.attempts) == (0.9, 1)
     g.close()
+
+
+def test_redis_bystanders_of_a_dead_worker_are_not_counted(  # type: ignore[no-untyped-def]
+    redis_url: str, redis_client, tmp_path: Path
+) -> None:
+    dead = redis_frontier(redis_url)
+    push(dead, "http://a.test/p", 0.9)
+    push(dead, "http://b.test/x", 0.8)
+    poison, bystander = dead.pop(), dead.pop()
+    assert poison is not None and bystander is not None
+    dead_mark(tmp_path, poison)
+    expire_all(redis_client)  # both leases expired before anyone came back
+    worker = redis_frontier(redis_url, mark_dir=tmp_path)
+    assert worker.requeue_expired(force=True) == 2
+    got = {}
+    while (entry := worker.pop()) is not None:
+        got[entry.url] = entry.attempts
+        worker.ack(entry.fingerprint)
+    assert got == {"http://a.test/p": 1, "http://b.test/x": 0}
+    assert redis_client.hlen(f"{PREFIX}:guilty") == 0  # acknowledged: forgotten
+    # a worker whose lease expired without any mark (SIGKILL while downloading): nobody blamed
+    push(worker, "http://c.test/y", 0.5)
+    assert worker.pop() is not None
+    expire_all(redis_client)
+    assert worker.requeue_expired(force=True) == 1
+    again = worker.pop()
+    assert again is not None and again.attempts == 0
+    worker.ack(again.fingerprint)
+    worker.close()

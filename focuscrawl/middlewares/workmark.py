@@ -9,13 +9,14 @@ or nothing does (downloads). Each piece marks the page and clears the mark when 
   last (order 5);
 * the spider middlewares' ``process_spider_input`` and the callback
   (:class:`WorkMarkSpiderMiddleware`, outermost) and each step of its output (parse, scoring,
-  links): marked around every ``next()``;
+  links): marked before every ``next()`` (a write only when another piece took the slot in
+  between: a page's 50 links cost no 100 writes), cleared when the output ends;
 * the item pipelines' ``process_item`` chain (:class:`WorkStartPipeline`, order 1, and
   :class:`WorkEndPipeline`, order 999; a pipeline that answers later leaves the rest to the
   next mark).
 
-Only with a JOBDIR (the slot file lives there) and a quarantine (``FOCUSCRAWL_QUARANTINE_AFTER``
-> 0). A page whose chain stops early (a redirect, a dropped item) leaves its mark until the next
+With a JOBDIR (``JOBDIR/working.mark``) or Redis (``working-<pid>.mark`` in JOBDIR or the data
+directory) and a quarantine (``FOCUSCRAWL_QUARANTINE_AFTER`` > 0). A page whose chain stops early (a redirect, a dropped item) leaves its mark until the next
 piece marks or clears: a death in that gap blames it once, which alone quarantines nothing.
 """
 
@@ -28,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.httpobj import urlparse_cached
 
+from focuscrawl.frontier.factory import work_mark_path
 from focuscrawl.frontier.requests import FP_META
-from focuscrawl.frontier.workmark import MARK_FILE, WorkMark
+from focuscrawl.frontier.workmark import WorkMark, payload
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -53,6 +56,7 @@ class _Shared:
     def open(self, spider: Any = None) -> None:
         if not self.opened:
             self.opened = True
+            os.makedirs(os.path.dirname(self.mark.path) or ".", exist_ok=True)
             self.mark.open()
 
     def close(self, spider: Any = None) -> None:
@@ -60,26 +64,29 @@ class _Shared:
 
 
 def shared_mark(crawler: Crawler) -> _Shared:
-    """The crawler's mark, or NotConfigured (no JOBDIR, or no quarantine)."""
-    jobdir = crawler.settings.get("JOBDIR")
-    if not jobdir or crawler.settings.getint("FOCUSCRAWL_QUARANTINE_AFTER") <= 0:
-        raise NotConfigured("the work mark needs a JOBDIR and FOCUSCRAWL_QUARANTINE_AFTER > 0")
+    """The crawler's mark, or NotConfigured (no JOBDIR nor Redis, or no quarantine)."""
     shared = _MARKS.get(crawler)
     if shared is None:
-        shared = _MARKS[crawler] = _Shared(os.path.join(jobdir, MARK_FILE))
+        path = work_mark_path(crawler.settings)
+        if path is None:
+            raise NotConfigured("the work mark needs a JOBDIR or Redis, and a quarantine")
+        shared = _MARKS[crawler] = _Shared(path)
         crawler.signals.connect(shared.open, signals.spider_opened)
         crawler.signals.connect(shared.close, signals.spider_closed)
     return shared
 
 
 def fingerprint_of(request: Request | None) -> bytes | None:
+    """The mark of a request's page: its frontier fingerprint and host (None: not a frontier
+    entry's request)."""
     fp = request.meta.get(FP_META) if request is not None else None
     if not isinstance(fp, str):
         return None
     try:
-        return bytes.fromhex(fp)
+        raw = bytes.fromhex(fp)
     except ValueError:
         return None
+    return payload(raw, urlparse_cached(request).hostname or "")
 
 
 class _Component:
@@ -119,16 +126,17 @@ class WorkMarkSpiderMiddleware(_Component):
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterable[Any]:
         fp = fingerprint_of(response.request)
-        self.mark.clear()  # the callback has returned
         it = iter(result)
         while True:
-            self.mark.mark(fp)
+            self.mark.mark(fp)  # no write unless another page's piece took the slot
             try:
                 r = next(it)
             except StopIteration:
+                self.mark.clear()  # the output ended
                 return
-            finally:
+            except BaseException:
                 self.mark.clear()
+                raise
             self._note(fp, r)
             yield r
 
@@ -136,16 +144,17 @@ class WorkMarkSpiderMiddleware(_Component):
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
         fp = fingerprint_of(response.request)
-        self.mark.clear()
         it = result.__aiter__()
         while True:
             self.mark.mark(fp)
             try:
                 r = await it.__anext__()
             except StopAsyncIteration:
-                return
-            finally:
                 self.mark.clear()
+                return
+            except BaseException:
+                self.mark.clear()
+                raise
             self._note(fp, r)
             yield r
 

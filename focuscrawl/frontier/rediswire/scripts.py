@@ -26,6 +26,7 @@ NAMES = (
     "release",
     "seen",
     "count",
+    "blame",
 )
 
 

@@ -119,6 +119,7 @@ class QueueShard:
         self._bucket_bits = 0
         self._bloom: tuple[int, int] | None = None
         self.epoch = 0  # the crawl's epoch in P:meta, read at open
+        self.mark_dir: str | None = None  # where dead workers' work marks are (workmark)
         self._next_requeue = 0.0
 
     # -- the connection's state, as the scheduler and its guard see it --------------------
@@ -423,6 +424,10 @@ class QueueShard:
         n = self.queued(self.wire.call(self.count_command()))
         # read by now: the entry popped ahead is counted, it is this worker's next entry
         return n + (1 if self.ahead.entry else 0)
+
+    def blame(self, fingerprint: bytes) -> int:
+        """A dead worker died working on this entry: one more death (the ``blame`` script)."""
+        return int(self.run("blame", [fingerprint[:8]]))
 
     def count_command(self) -> Command:
         """Entries queued and the crawl's epoch, in one script (as cheap as a ``GET``)."""
