@@ -168,7 +168,7 @@ _add(
 _add(
     "FOCUSCRAWL_QUARANTINE_AFTER",
     2,
-    "Deliveries never acknowledged (the process or worker died while the URL was in flight: JOBDIR resume, expired Redis lease) after which a URL is quarantined instead of queued again (`JOBDIR/quarantine.jsonl`, `<prefix>:quarantine`); 0 re-queues forever.",
+    "Deaths of the process or worker *while working on* the URL (its work mark survived: JOBDIR resume, a restarted Redis worker on the same data dir; pages merely in flight are not counted) after which a URL is quarantined instead of queued again (`JOBDIR/quarantine.jsonl`, `<prefix>:quarantine`); 0 re-queues forever.",
 )
 _add(
     "FOCUSCRAWL_SHARK_DELTA",
