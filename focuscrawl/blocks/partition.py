@@ -24,6 +24,7 @@ from focuscrawl.blocks.markup import cap_markup
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.blocks.parse import parse, parse_html, parse_utf8
 from focuscrawl.blocks.segment import walk
+from focuscrawl.blocks.structured import facts_as_text, facts_of
 from focuscrawl.blocks.survey import Survey, survey_python
 
 __all__ = ["main_text", "parse_html", "parse_utf8", "partition"]
@@ -184,6 +185,11 @@ def _partition(
     names = chain(found.classes, found.ids)
     page.kind, page.kind_confidence = page_kind(evidence(found.signals, url, page, names))
     fit_to_kind(page, page.kind, page.kind_confidence)
+    page.facts = facts_of(root, found.signals.json_ld, page.cuts)
+    if page.facts and not any(b.kind == "text" and b.text for b in page.blocks):
+        # a page that shows no text of its own (rendered by a script): its declared facts
+        page.blocks.append(Block(len(page.blocks), "text", facts_as_text(page.facts),
+                                 rules.WEIGHT_KIND_CONTENT, "script"))  # fmt: skip
     return page
 
 
