@@ -65,8 +65,12 @@ _META = etree.XPath(
 )
 
 
-def facts_of(root: etree._Element, json_ld: Iterable[str], cuts: dict[str, int]) -> list[str]:
-    """The product facts of the page under ``root`` whose JSON-LD texts are ``json_ld``."""
+def facts_of(
+    root: etree._Element, json_ld: Iterable[str], cuts: dict[str, int], meta: bool = True
+) -> list[str]:
+    """The product facts of the page under ``root`` whose JSON-LD texts are ``json_ld``; the
+    ``<meta>``/``<link>`` facts only when ``meta`` (the page declares an ``og:type`` or an
+    ``itemtype``: other pages are not searched for them)."""
     facts: list[str] = []
     seen: set[str] = set()
 
@@ -91,7 +95,8 @@ def facts_of(root: etree._Element, json_ld: Iterable[str], cuts: dict[str, int])
             facts.append(line)
 
     _json_ld_facts(json_ld, add, cuts)
-    _meta_facts(root, add)
+    if meta:
+        _meta_facts(root, add)
     return facts
 
 
