@@ -3,8 +3,9 @@
 One run, same pages, side by side: token F1 (macro, per corpus), the WCXB benchmark's own
 metric (``focuseval.extraction.wcxb_f1``: the same word-multiset F1, mean over all pages, where an
 empty-gold page scores 1 only for an empty output) and pages per second, with the ratios to
-trafilatura. resiliparse is in the table when it is installed (``pip install resiliparse``). Pages are timed interleaved (each page by every extractor in turn), so a
-busy machine slows all of them alike, and by the CPU time of this process (``--clock cpu``, the
+trafilatura. resiliparse is in the table when it is installed (``pip install resiliparse``);
+``--block-model builtin`` (or a path) adds focuscrawl with a learned block model. Pages are
+timed interleaved (each page by every extractor in turn), so a busy machine slows all of them alike, and by the CPU time of this process (``--clock cpu``, the
 default: time spent waiting for a core on a shared machine is not counted; ``--clock wall``
 counts it). ``FOCUSCRAWL_CORPORA`` points at the shared corpora.
 
@@ -69,6 +70,15 @@ EXTRACTORS: dict[str, Callable[[ev.Case], str]] = {
 }
 if _installed("resiliparse"):
     EXTRACTORS["resiliparse"] = _resiliparse
+
+
+def _learned(path: str) -> Callable[[ev.Case], str]:
+    """focuscrawl with a learned block model (``--block-model``; on wcxb-dev the shipped model
+    has seen every page: its held-out figures are ``python -m focuseval.block_learning``'s)."""
+    from focuscrawl.blocks.learned import DEFAULT_MODEL, load_model
+
+    model = load_model(DEFAULT_MODEL if path == "builtin" else path)
+    return lambda case: partition(case.html, case.url, block_model=model).main_text
 
 
 CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
@@ -201,7 +211,12 @@ def main() -> int:
         "--clock", choices=sorted(CLOCKS), default="cpu", help="time pages by CPU or wall time"
     )
     parser.add_argument("--corpora", default="", help="comma-separated corpora (default: all)")
+    parser.add_argument(
+        "--block-model", default="", help="also run focuscrawl with this block model (builtin)"
+    )
     args = parser.parse_args()
+    if args.block_model:
+        EXTRACTORS["focuscrawl-learned"] = _learned(args.block_model)
     logging.disable(logging.WARNING)  # trafilatura / readability log every odd page
     warnings.simplefilter("ignore")
     walk = "compiled" if segment.compiled_walk is not None else "pure-Python"
