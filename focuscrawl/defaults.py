@@ -323,6 +323,14 @@ _add(
     minimum=1,
     experimental=True,
 )
+_add(
+    "FOCUSCRAWL_BLOCK_MODEL",
+    "",
+    "Learned block classifier re-reading the partition's blocks: `builtin` (the JSON model "
+    "shipped in focuscrawl/blocks, trained on wcxb-dev) or a path to one. Empty: the rules "
+    "alone (the learned model does not beat them on held-out sites, docs/blocks.md).",
+    experimental=True,
+)
 
 # --- relevance ---------------------------------------------------------------------------
 _add(
