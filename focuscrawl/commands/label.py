@@ -13,7 +13,7 @@ from focuscrawl.commands.search import default_index_path
 from focuscrawl.terminal import terminal_line
 
 NAME = "label"
-EXAMPLE = "focuscrawl label --crawl-log crawl.jsonl   (or: --url URL --on)"
+EXAMPLE = "focuscrawl label --crawl-log crawl.jsonl"
 HELP = "label crawled pages on/off topic, least certain first; a crawl learns from the labels"
 
 

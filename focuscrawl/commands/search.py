@@ -11,9 +11,8 @@ from pathlib import Path
 from focuscrawl.cli import CommandError
 
 NAME = "search"
-EXAMPLE = (
-    'focuscrawl search "bald eagle nest" --index focuscrawl-data/index.sqlite (or postgresql://…)'
-)
+EXAMPLE = 'focuscrawl search "bald eagle nest" --index focuscrawl-data/index.sqlite'
+
 HELP = "search the page index of a crawl (BM25 combined with topical relevance)"
 
 
