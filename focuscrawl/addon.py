@@ -77,6 +77,9 @@ SCRAPY_DEFAULTS: dict[str, Any] = {
     "DOWNLOAD_MAXSIZE": 10 * 1024 * 1024,
     "DOWNLOAD_WARNSIZE": 2 * 1024 * 1024,
     "DOWNLOAD_TIMEOUT": 30,
+    # a dropped item (every unchanged page of a recrawl, every irrelevant page) is counted and
+    # summarised, not logged as a WARNING with its whole text (DEBUG: one line with its URL)
+    "LOG_FORMATTER": "focuscrawl.extensions.logformatter.QuietLogFormatter",
 }
 
 

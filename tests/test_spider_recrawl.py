@@ -62,6 +62,7 @@ def crawl(tmp: Path, web: TestWebProcess, name: str, *args: str) -> tuple[list[d
         timeout=400,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    (tmp / f"{name}.log").write_text(proc.stderr)
     items = [json.loads(line) for line in (tmp / f"{name}.jsonl").read_text().splitlines()]
     return items, json.loads((tmp / f"{name}.json").read_text())
 
@@ -95,6 +96,17 @@ def test_recrawl_sends_only_significant_changes(
     # found again through a link, or FOCUSCRAWL_CHANGE_VALIDATE_EVERY's periodic full GET)
     not_modified = stats["downloader/response_status_count/304"]
     assert not_modified <= stats["focuscrawl/change/unchanged"] <= not_modified + len(stored) // 50
+    # the unchanged pages are counted and summarised, not logged one by one with their text
+    log = (tmp_path / "second.log").read_text()
+    assert "Dropped" not in log
+    assert not any(i["text"][:80] in log for i in first if i["url"] not in changed)
+    n = {k: stats.get(f"focuscrawl/change/{k}", 0) for k in ("new", "significant", "insignificant")}
+    n |= {k: stats.get(f"focuscrawl/change/{k}", 0) for k in ("unchanged", "deleted")}
+    assert n["significant"] == len(changed)
+    line = ", ".join(f"{k} {v}" for k, v in n.items())
+    assert f"INFO:   changes: {line}\n" in log
+    dropped = stats["item_dropped_count"]
+    assert f"INFO:   dropped: {dropped} items (recrawl: unchanged or insignificant " in log
 
     evolve(web, 5)  # insignificant: layout, attributes, styles, ads
     items, stats = crawl(tmp_path, web, "third", "-a", "mode=recrawl")

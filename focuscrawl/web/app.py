@@ -1,7 +1,7 @@
 """The web application: a threaded stdlib HTTP server bound to a loopback address.
 
 Routes: ``/`` (search page, ``?q=``), ``/dashboard``, ``/changes`` (the last recrawl's
-significant changes with their diff), ``/plot/harvest.png``, ``/api/search?q=&n=``,
+significant changes on indexed, i.e. relevant, pages with their diff), ``/plot/harvest.png``, ``/api/search?q=&n=``,
 ``/api/dashboard`` and ``/api/changes`` (JSON). Each request opens the index read-only, so
 the server can run while a crawl writes the index. A request whose ``Host`` is not the bound
 address, ``localhost`` or a listed name gets 421 (400 without a Host): no answers through a
@@ -56,9 +56,12 @@ def dashboard_data(sources: Sources) -> dict[str, Any]:
     index = open_index(sources)
     summary: dict[str, Any] = {}
     crawls: list[dict[str, Any]] = []
+    indexed_changes = None  # of the significant changes counted, those on indexed pages
     if index is not None:
         try:
             summary, crawls = index.summary(), index.crawls(5)
+            counted = data.counted_crawl(crawls)
+            indexed_changes = index.count_changes(counted["id"]) if counted else 0
         finally:
             index.close()
     fetched = len(records) or int(stats.get("response_received_count", 0) or 0)
@@ -71,6 +74,7 @@ def dashboard_data(sources: Sources) -> dict[str, Any]:
         "indexed": summary.get("pages") if index is not None else None,
         "queue_size": data.queue_size(stats),
         "changes": data.change_counts(crawls, stats),
+        "indexed_changes": indexed_changes,
         "freshness": data.freshness(summary),
         "bad_lines": bad,
         "recent": records[-RECENT_ROWS:][::-1],
