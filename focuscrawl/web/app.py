@@ -2,7 +2,8 @@
 
 Routes: ``/`` (search page, ``?q=``), ``/dashboard``, ``/changes`` (the last recrawl's
 significant changes on indexed, i.e. relevant, pages with their diff), ``/plot/harvest.png``, ``/api/search?q=&n=``,
-``/api/dashboard`` and ``/api/changes`` (JSON). Each request opens the index read-only, so
+``/api/dashboard`` and ``/api/changes`` (JSON), ``/changes.atom`` (the changes as an Atom
+feed: :mod:`.feed`). Each request opens the index read-only, so
 the server can run while a crawl writes the index. A request whose ``Host`` is not the bound
 address, ``localhost`` or a listed name gets 421 (400 without a Host): no answers through a
 rebound DNS name (:mod:`.hostcheck`).
@@ -27,6 +28,7 @@ from focuscrawl.index import PageIndex, QueryError, RankWeights
 from focuscrawl.index.render import hit_dict
 from focuscrawl.web import data, pages
 from focuscrawl.web.changes import changes_data, changes_page
+from focuscrawl.web.feed import changes_atom
 from focuscrawl.web.hostcheck import allowed_hosts, host_allowed
 from focuscrawl.web.plot import harvest_png
 
@@ -119,6 +121,7 @@ class Handler(BaseHTTPRequestHandler):
                 "/dashboard": self.dashboard,
                 "/changes": self.changes,
                 "/api/changes": self.api_changes,
+                "/changes.atom": self.changes_feed,
                 "/plot/harvest.png": self.plot,
                 "/api/search": self.api_search,
                 "/api/dashboard": self.api_dashboard,
@@ -199,6 +202,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def api_changes(self, params: dict[str, str]) -> None:
         self._json(self._changes())
+
+    def changes_feed(self, params: dict[str, str]) -> None:
+        body = changes_atom(self._changes(), self.server.url + "changes.atom")
+        self._send(200, body, "application/atom+xml; charset=utf-8")
 
     def plot(self, params: dict[str, str]) -> None:
         records, _ = data.read_crawl_log(self.server.sources.crawl_log)

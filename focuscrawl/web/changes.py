@@ -101,7 +101,11 @@ def diff_html(diff: dict[str, Any]) -> str:
 
 
 def changes_page(d: dict[str, Any]) -> str:
-    parts = [f"<style>{STYLE}</style><h1>changes in the last recrawl</h1>"]
+    parts = [
+        f"<style>{STYLE}</style><h1>changes in the last recrawl</h1>"
+        '<p class="meta"><a href="/changes.atom" id="changes-feed" type="application/atom+xml">'
+        "Atom feed of these changes</a></p>"
+    ]
     crawl = d.get("crawl")
     if not d.get("index"):
         parts.append('<p class="error">no index yet: run a crawl first</p>')
