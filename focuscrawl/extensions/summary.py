@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from scrapy import Spider, signals
 
+from focuscrawl import defaults
 from focuscrawl.frontier.state import state_of
 from focuscrawl.signals import page_fetched, request_failed
 
@@ -160,7 +161,7 @@ class CrawlSummary:
         if not total:
             return ""
         parts = []
-        if self.crawler.settings.getbool("FOCUSCRAWL_CHANGE_DROP", True):
+        if defaults.read(self.crawler.settings, "FOCUSCRAWL_CHANGE_DROP"):
             recrawl = int(stats.get_value("focuscrawl/change/dropped", 0) or 0)
             if recrawl:
                 parts.append(f"recrawl: unchanged or insignificant {recrawl}")
