@@ -573,8 +573,8 @@ _add(
 # --- near-duplicates ---------------------------------------------------------------------
 _add(
     "FOCUSCRAWL_DEDUP",
-    False,
-    "Near-duplicate pages: a page whose main text is within `FOCUSCRAWL_DUPLICATE_BITS` of a page already fetched gets `duplicate_of` (that page's URL), is not judged or counted in the harvest again, and its links are not followed again (docs/dedup.md). With a Redis URL the index is shared by the crawl's workers (keys under `FOCUSCRAWL_REDIS_PREFIX`), else it is the process's own.",
+    True,
+    "Near-duplicate pages (on by default; False turns it off): a page whose main text is within `FOCUSCRAWL_DUPLICATE_BITS` of a page already fetched gets `duplicate_of` (that page's URL), is not judged or counted in the harvest again, and its links are not followed again (docs/dedup.md). With a Redis URL the index is shared by the crawl's workers (keys under `FOCUSCRAWL_REDIS_PREFIX`), else it is the process's own.",
 )
 _add(
     "FOCUSCRAWL_DUPLICATE_BITS",
