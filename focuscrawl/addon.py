@@ -47,6 +47,8 @@ ITEM_PIPELINES = {
     "focuscrawl.pipelines.dedup.DuplicatePipeline": 310,
     "focuscrawl.pipelines.change.ChangeDetectionPipeline": 500,
     "focuscrawl.pipelines.index.IndexPipeline": 800,
+    # FOCUSCRAWL_CHANGE_WEBHOOK only: significant changes to a webhook, through an outbox
+    "focuscrawl.pipelines.webhook.ChangeWebhookPipeline": 900,
 }
 EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,

@@ -16,6 +16,7 @@ from focuseval.evolving import synthetic_evolving
 from focuseval.testweb import TestWebProcess
 
 from focuscrawl.netguard import allow_private_args
+from tests.test_change_webhook import Receiver, a_closed_port
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +88,18 @@ def test_recrawl_sends_only_significant_changes(
     assert changed, "the crawl should reach some of the pages the web will change"
 
     evolve(web, 4)  # significant: a sentence added (and some titles changed)
-    items, stats = crawl(tmp_path, web, "second", "-a", "mode=recrawl")
+    # the webhook's receiver is down for this cycle: its changes wait in the outbox
+    closed, port = a_closed_port(web.hosts[0])
+    hook = ["-s", f"FOCUSCRAWL_CHANGE_WEBHOOK=http://{web.hosts[0]}:{port}/hook"]
+    wait = [
+        "-s",
+        "FOCUSCRAWL_CHANGE_WEBHOOK_CLOSE_WAIT=1",
+        "-s",
+        "FOCUSCRAWL_CHANGE_WEBHOOK_RETRY=0.1",
+    ]
+    items, stats = crawl(tmp_path, web, "second", "-a", "mode=recrawl", *hook, *wait)
+    assert stats["focuscrawl/webhook/queued/added"] == len(changed)
+    assert stats.get("focuscrawl/webhook/delivered", 0) == 0
     assert {i["url"] for i in items} == changed
     assert all(i["change"] == "significant" for i in items)
     assert all(i["change_diff"].get("added") for i in items)  # the export says what changed
@@ -109,6 +121,13 @@ def test_recrawl_sends_only_significant_changes(
     assert f"INFO:   dropped: {dropped} items (recrawl: unchanged or insignificant " in log
 
     evolve(web, 5)  # insignificant: layout, attributes, styles, ads
-    items, stats = crawl(tmp_path, web, "third", "-a", "mode=recrawl")
+    closed.close()
+    receiver = Receiver(port, web.hosts[0])  # back: the next crawl sends what it missed
+    try:
+        items, stats = crawl(tmp_path, web, "third", "-a", "mode=recrawl", *hook)
+    finally:
+        receiver.close()
     assert items == []
+    assert sorted(b["url"] for _, b, _ in receiver.received) == sorted(changed)  # each once
+    assert stats["focuscrawl/webhook/delivered"] == len(changed)
     assert stats["focuscrawl/change/insignificant"] == len(changed)
