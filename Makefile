@@ -10,7 +10,7 @@ export FOCUSCRAWL_CORPORA ?= $(abspath ../shared/corpora)
 $(STAMP): pyproject.toml harness/pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[redis,eval,dev,render]' -e ./harness
+	$(BIN)/python -m pip install -q -e '.[redis,eval,dev,render,postgres]' -e ./harness
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -13,6 +13,10 @@
 
     .venv/bin/python bench/bench_faults.py                       # 20 kills, seed 17
     .venv/bin/python bench/bench_faults.py --kills 5 --pages 600 --seed 3
+    .venv/bin/python bench/bench_faults.py --redis --kills 20 --pages 600   # Redis workers
+
+A kill counts a death only against the page being worked on (the work mark): with random
+SIGKILLs from outside no page is quarantined (issue 29 target: 0).
 
 Targets (issue 17): 0 pages lost, repeated <= in flight per kill, 0 relevant pages missing from
 the index, 0 changed pages missing an index update.
@@ -35,7 +39,11 @@ sys.path.insert(0, str(ROOT))
 from focuseval.evolving import synthetic_evolving  # noqa: E402
 from focuseval.testweb import TestWebProcess  # noqa: E402
 
-from focuscrawl.frontier.quarantine import QUARANTINE_FILE, read_records  # noqa: E402
+from focuscrawl.frontier.quarantine import (  # noqa: E402
+    QUARANTINE_FILE,
+    read_records,
+    read_redis_quarantine,
+)
 from tests.fault_crawl import (  # noqa: E402
     BFS,
     CONCURRENCY,
@@ -45,7 +53,7 @@ from tests.fault_crawl import (  # noqa: E402
     crawl_facts,
     topic_file,
 )
-from tests.test_faults_kill import killed_crawl  # noqa: E402
+from tests.test_faults_kill import killed_crawl, killed_worker_crawl  # noqa: E402
 
 
 def whole_web(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
@@ -83,6 +91,50 @@ def whole_web(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
         "relevant missing from index": len(facts.relevant - facts.indexed),
         "indexed, not relevant": len(facts.indexed - facts.relevant),
         "fetched missing from change store": len(facts.fetched - facts.recorded),
+    }
+
+
+def redis_workers(args: argparse.Namespace, tmp: Path) -> dict[str, float]:
+    """``--redis``: the same web crawled by a Redis-fed worker SIGKILLed ``--kills`` times, a new
+    worker on the same data dir each time (its own redis-server, no persistence needed)."""
+    import redis
+
+    from tests.conftest import RedisServer
+
+    server_dir = tmp / "redis"
+    server_dir.mkdir()
+    server = RedisServer(server_dir)
+    server.start()
+    try:
+        with TestWebProcess(corpus="synthetic", pages=args.pages) as web:
+            ref_dir = tmp / "redis-reference"
+            ref_dir.mkdir()
+            ref = CrawlProcess(
+                ref_dir, "topical", crawl_args(web, topic_file(ref_dir, web), ref_dir, 1, *BFS)
+            )
+            assert ref.finish() == 0, ref.log[-3000:]
+            reference = crawl_facts(ref_dir)
+            work = tmp / "redis-killed"
+            work.mkdir()
+            t0 = time.monotonic()
+            facts, runs = killed_worker_crawl(
+                web, work, server.url, args.kills, args.seed, len(reference.fetched)
+            )
+            seconds = time.monotonic() - t0
+        client = redis.Redis.from_url(server.url)
+        quarantined = {r.url for r in read_redis_quarantine(client, "focuscrawl:topical_redis")}
+        client.close()
+    finally:
+        server.stop()
+    lost = comparable(reference.fetched) - comparable(facts.fetched)
+    return {
+        "redis: reference pages": len(reference.fetched),
+        "redis: killed runs": runs,
+        "redis: killed seconds": round(seconds, 1),
+        "redis: lost (not quarantined)": len(lost - quarantined),
+        "redis: quarantined": len(quarantined),
+        "redis: repeated fetches": facts.repeated,
+        "redis: relevant missing from index": len(facts.relevant - facts.indexed),
     }
 
 
@@ -152,10 +204,18 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=0, help="synthetic web size (0: default)")
     parser.add_argument("--quarantine-after", type=int, default=2)
     parser.add_argument("--recrawl-kills", type=int, default=3)
+    parser.add_argument(
+        "--redis",
+        action="store_true",
+        help="only the Redis worker variant (guilty-only quarantine)",
+    )
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-faults-"))
     try:
-        rows = {**whole_web(args, tmp), **recrawl(args, tmp)}
+        if args.redis:
+            rows = redis_workers(args, tmp)
+        else:
+            rows = {**whole_web(args, tmp), **recrawl(args, tmp)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"kills {args.kills}, seed {args.seed}, quarantine after {args.quarantine_after}")

@@ -27,9 +27,11 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from focuscrawl.index import BM25_ONLY, PageIndex, RankWeights
+from focuscrawl.index.backend import IndexStore
 from focuscrawl.relevance.cosine import CosineModel, DocumentFrequencies
 from focuscrawl.text import tokens
 
@@ -76,7 +78,13 @@ def label(category: str) -> str:
     return category.rsplit(".", 1)[-1].replace("_", " ")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    make_index: Callable[[Path], IndexStore] | None = None,
+    results: dict[tuple[int, str], float] | None = None,
+) -> int:
+    """``make_index(folder)``: the (empty) index to fill, SQLite in ``folder`` by default;
+    ``results``: filled with the mean nDCG@10 of every (profile, ranking)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--titles", type=int, default=8, help="title queries per topic")
     ap.add_argument(
@@ -111,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         for term in tokens(title_of(n)):
             counts[n][term] += 3  # as CosineModel.page_counts weighs titles
     with tempfile.TemporaryDirectory() as tmp:
-        ix = PageIndex.open(Path(tmp) / "wiki.sqlite")
+        ix = make_index(Path(tmp)) if make_index else PageIndex.open(Path(tmp) / "wiki.sqlite")
         for n in names:
             ix.upsert(url[n], title_of(n), texts[n])
         ix.set_authority({url[n]: a for n, a in pagerank(corpus.links, names).items()})
@@ -149,10 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                     keywords=keywords, texts=[texts[s] for s in seeds], learn_idf=False
                 )
                 model.dfs = dfs
-                ix.conn.executemany(
-                    "UPDATE pages SET relevance = ? WHERE url = ?",
-                    ((model.score_counts(counts[n]), url[n]) for n in names),
-                )
+                ix.set_relevance({url[n]: model.score_counts(counts[n]) for n in names})
                 ix.commit()
                 row = []
                 for name, weights in SETTINGS:
@@ -185,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, _ in SETTINGS:
             sc = totals[(n_seeds, name)]
             mean = sum(sc) / len(sc)
+            if results is not None:
+                results[(n_seeds, name)] = mean
             cat_q = by_kind[(n_seeds, name, "category")]
             tit_q = by_kind[(n_seeds, name, "title")]
             print(

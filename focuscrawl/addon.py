@@ -36,12 +36,18 @@ DOWNLOADER_MIDDLEWARES = {
     # Scrapy's decompression, which stops at DOWNLOAD_MAXSIZE, plus a stat for the bombs
     "scrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": None,
     "focuscrawl.middlewares.compression.CountedHttpCompressionMiddleware": 590,
+    # the work mark (JOBDIR): set before the first process_response, cleared after the last
+    "focuscrawl.middlewares.workmark.WorkStartDownloaderMiddleware": 995,
+    "focuscrawl.middlewares.workmark.WorkEndDownloaderMiddleware": 5,
 }
 SPIDER_MIDDLEWARES = {
     # outermost: acknowledges a frontier entry once its response's output is consumed
     "focuscrawl.middlewares.ack.FrontierAckMiddleware": 10,
+    # outside it: the work mark around the callback and each step of its output (JOBDIR)
+    "focuscrawl.middlewares.workmark.WorkMarkSpiderMiddleware": 5,
 }
 ITEM_PIPELINES = {
+    "focuscrawl.middlewares.workmark.WorkStartPipeline": 1,  # the work mark (JOBDIR)
     "focuscrawl.pipelines.relevance.RelevancePipeline": 300,
     # near-duplicates only (FOCUSCRAWL_DEDUP): a copy is not a second relevant page
     "focuscrawl.pipelines.dedup.DuplicatePipeline": 310,
@@ -49,6 +55,7 @@ ITEM_PIPELINES = {
     "focuscrawl.pipelines.index.IndexPipeline": 800,
     # FOCUSCRAWL_CHANGE_WEBHOOK only: significant changes to a webhook, through an outbox
     "focuscrawl.pipelines.webhook.ChangeWebhookPipeline": 900,
+    "focuscrawl.middlewares.workmark.WorkEndPipeline": 999,
 }
 EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,

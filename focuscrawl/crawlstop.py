@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 #: the exit status of ``scrapy crawl`` when a storage fault stopped the crawl (resumable)
 STORAGE_FAULT_EXIT = 4
+#: the exit status of ``scrapy crawl`` when Redis lost the frontier mid-crawl
+FRONTIER_LOST_EXIT = 5
 
 
 class HeldItem(DropItem):

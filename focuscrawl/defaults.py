@@ -168,7 +168,7 @@ _add(
 _add(
     "FOCUSCRAWL_QUARANTINE_AFTER",
     2,
-    "Deliveries never acknowledged (the process or worker died while the URL was in flight: JOBDIR resume, expired Redis lease) after which a URL is quarantined instead of queued again (`JOBDIR/quarantine.jsonl`, `<prefix>:quarantine`); 0 re-queues forever.",
+    "Deaths of the process or worker *while working on* the URL (its work mark survived: JOBDIR resume, a restarted Redis worker on the same data dir; pages merely in flight are not counted) after which a URL is quarantined instead of queued again (`JOBDIR/quarantine.jsonl`, `<prefix>:quarantine`); 0 re-queues forever.",
 )
 _add(
     "FOCUSCRAWL_SHARK_DELTA",
@@ -323,6 +323,14 @@ _add(
     minimum=1,
     experimental=True,
 )
+_add(
+    "FOCUSCRAWL_BLOCK_MODEL",
+    "",
+    "Learned block classifier re-reading the partition's blocks: `builtin` (the JSON model "
+    "shipped in focuscrawl/blocks, trained on wcxb-dev) or a path to one. Empty: the rules "
+    "alone (the learned model does not beat them on held-out sites, docs/blocks.md).",
+    experimental=True,
+)
 
 # --- relevance ---------------------------------------------------------------------------
 _add(
@@ -339,6 +347,16 @@ _add(
     "FOCUSCRAWL_RETRAIN_EVERY",
     0,
     "Retrain a PU model from the crawl's own pages every N fetched pages, in a worker process (the crawl never waits); 0: off.",
+)
+_add(
+    "FOCUSCRAWL_LABELS",
+    "",
+    "The user's page labels (`focuscrawl label`, the review page of `focuscrawl serve`): a JSON-lines file; empty: `labels.jsonl` in `FOCUSCRAWL_DATA_DIR`. A crawl starts from them and reads new ones as it runs: an on-topic page teaches the topic as an example page does, and every labelled page is judged as labelled.",
+)
+_add(
+    "FOCUSCRAWL_LABELS_POLL",
+    25,
+    "Pages between two looks at the label file for new labels; 0: read only when the crawl starts.",
 )
 
 # --- change detection and recrawl --------------------------------------------------------
@@ -473,6 +491,44 @@ _add(
     "Seconds a closing crawl gives the webhook to deliver what is due; the rest waits in the outbox for the next crawl.",
 )
 
+_add(
+    "FOCUSCRAWL_SIGNALS",
+    False,
+    "Read sitemaps (robots.txt `Sitemap:` lines, `/sitemap.xml`, indexes, gzip) and the RSS/Atom feeds pages link: their URLs enter the frontier scored like links, and in a recrawl a `lastmod` newer than the stored version makes a page due, trusted per host by what fetches prove (docs/change.md).",
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MAX_BYTES",
+    50 * 1024 * 1024,
+    "Decompressed bytes read of one sitemap or feed (cut while decompressing: a gzip bomb stops here).",
+    minimum=1024,
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MAX_ENTRIES",
+    50_000,
+    "Entries read of one sitemap or feed (the sitemaps protocol's own limit).",
+    minimum=1,
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MAX_SITEMAPS",
+    1000,
+    "Sitemap and feed documents one worker reads in a crawl (indexes included; each at most once).",
+    minimum=1,
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MIN_CHECKS",
+    6,
+    "Fetches that must check a host's signals before a recrawl skips its pages whose `lastmod` did not move.",
+    minimum=1,
+    experimental=True,
+)
+_add(
+    "FOCUSCRAWL_SIGNALS_MAX_ERROR",
+    0.2,
+    "Share of a host's checked signals that may prove wrong (stale or lying) before the recrawl ignores them.",
+    **FRACTION,
+    experimental=True,
+)
+
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
 _add(
     "FOCUSCRAWL_REDIS_URL",
@@ -577,6 +633,16 @@ _add(
     "FOCUSCRAWL_INDEX_COMMIT_DELAY",
     0.1,
     "Seconds an index update waits for others to share its commit (a longer write transaction holds crawls sharing the data directory back longer).",
+)
+_add(
+    "FOCUSCRAWL_INDEX_URL",
+    "",
+    "Where the index lives: a SQLite path, or a `postgresql://user@host/db` URL (one index for every worker of a cluster; `sslmode` and other libpq parameters pass through; the password is never logged, or comes from `PGPASSWORD` / `~/.pgpass`). Empty: `FOCUSCRAWL_INDEX_PATH`.",
+)
+_add(
+    "FOCUSCRAWL_INDEX_RETRY_TIMEOUT",
+    300.0,
+    "With a PostgreSQL index: seconds a crawl waits (paused, nothing lost) for a dropped database connection to come back before it stops (resumable).",
 )
 
 # --- web archive (WARC) ------------------------------------------------------------------

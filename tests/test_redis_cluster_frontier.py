@@ -4,12 +4,14 @@ sharding adds (slots, spread, best-first across shards, leases, failover)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from focuscrawl.frontier.base import PushResult
 from focuscrawl.frontier.redis_shards import ShardedRedisFrontier, shard_of, shard_tags
 from tests.frontier_contract import FrontierContract, drain, push
+from tests.test_frontier_quarantine import dead_mark
 
 PREFIX = "fctest:topical"
 
@@ -132,7 +134,8 @@ def test_requeue_checks_a_shard_again_when_its_earliest_lease_expires(
     live = make(redis_cluster_url, shards=12, lease=300.0)
     assert live.requeue_expired() == 1  # due at once: the first check of every shard
     held = live.pop()  # b.test's entry would come first if a.test's were still leased
-    assert held is not None and held.url == "http://a.test/gone" and held.attempts == 1
+    # no work mark blamed it: a bystander, back uncounted
+    assert held is not None and held.url == "http://a.test/gone" and held.attempts == 0
     checked = list(live._requeue_at)
     live._next_requeue = 0.0  # a second later: no shard due (no lease there expires so soon)
     assert live.requeue_expired() == 0 and live._requeue_at == checked
@@ -150,24 +153,31 @@ def test_requeue_checks_a_shard_again_when_its_earliest_lease_expires(
     live.close()
 
 
-def test_lease_expired_twice_is_quarantined_and_counted(
+def test_a_page_that_killed_two_workers_is_quarantined_and_counted(
     redis_cluster_url: str,
     cluster_client,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
 ) -> None:
     from focuscrawl.cluster.state import read_status
+
+    def restarted() -> ShardedRedisFrontier:  # a worker on the dead one's data dir
+        f = ShardedRedisFrontier(redis_cluster_url, PREFIX, shards=6, quarantine_after=2)
+        f.mark_dir = str(tmp_path)
+        f.open()  # claims the dead worker's mark: blamed on the entry's own shard
+        return f
 
     worker = make(redis_cluster_url, shards=6, quarantine_after=2)
     push(worker, "http://a.test/poison", 0.9)
     push(worker, "http://b.test/ok", 0.5)
     first = worker.pop()
     assert first is not None and first.url == "http://a.test/poison"
-    expire_all(cluster_client)  # the worker died
-    other = make(redis_cluster_url, shards=6, quarantine_after=2)
+    dead_mark(tmp_path, first)  # the worker died working on it
+    other = restarted()
     assert other.requeue_expired(force=True) == 1 and other.redelivered == 1
     again = other.pop()
     assert again is not None and again.url == "http://a.test/poison" and again.attempts == 1
-    expire_all(cluster_client)  # that one died too
-    third = make(redis_cluster_url, shards=6, quarantine_after=2)
+    dead_mark(tmp_path, again)  # that one died too
+    third = restarted()
     assert third.requeue_expired(force=True) == 0
     assert [(r.url, r.attempts) for r in third.quarantined] == [("http://a.test/poison", 2)]
     assert push(third, "http://a.test/poison", 0.99) is PushResult.SEEN

@@ -131,3 +131,29 @@ def test_dashboard_shows_figures_and_plot(crawl: Path, server: str, browser: Any
     assert ink > 0.01 * len(pixels), "the plot looks blank"
     assert blue > 200, "the cumulative harvest-rate line is missing"
     page.close()
+
+
+def test_review_page_labels_the_least_certain_page(crawl: Path, server: str, browser: Any) -> None:
+    """The review page lists the pages nearest the judge's threshold first; its buttons write
+    a label (with the server's token) and the page comes back without the labelled one."""
+    labels = crawl / "data" / "labels.jsonl"
+    page = browser.new_page()
+    page.goto(server + "review")
+    rows = page.locator("table tr[id^=r]")
+    assert rows.count() >= 5
+    first_url = page.locator("#r0 input[name=url]").get_attribute("value")
+    page.click("#r0 button.on")
+    page.wait_for_url(server + "review")
+    assert page.locator("#on-count").inner_text() == "1"
+    assert page.locator(f'input[name=url][value="{first_url}"]').count() == 0
+    label = json.loads(labels.read_text().splitlines()[-1])
+    assert label["url"] == first_url and label["on_topic"] is True and label["by"] == "review"
+    # a POST without the server's token (as another site's page would send) is refused
+    status = page.evaluate(
+        """async () => (await fetch('/api/label', {method: 'POST',
+            headers: {'Content-Type': 'application/x-www-form-urlencoded'},
+            body: 'url=http%3A%2F%2Fx.test%2F&label=off&token=guess'})).status"""
+    )
+    assert status == 403
+    assert len(labels.read_text().splitlines()) == 1
+    page.close()

@@ -11,6 +11,7 @@ not hidden) join the main text, each text once (a repeated copy is left out); on
 collections the link blocks of the items too. A page read as an article whose paragraphs lie
 mostly outside the chosen container (the choice missed the article) is read broadly as well,
 and so is a page told as an article with little confidence whose container took a sliver of it.
+A product page's hidden spec and comparison tables (tabs) are read too.
 A pass over the blocks and their links: linear in the page.
 """
 
@@ -62,6 +63,8 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
             elif items and block.kind == "link":
                 _take(block, rules.WEIGHT_ITEM_LINKS)
         _read_hidden(page, seen)
+        if kind == "product":
+            _read_hidden_specs(page, seen)
     if _has_main_words(page):
         return "kind"
     for block in page.blocks:
@@ -187,6 +190,27 @@ def _read_hidden(page: Page, seen: set[str]) -> None:
         text = block.text
         if block.noise_cue == "hidden" and text and text not in seen and not _link_led(block):
             seen.add(text)
+            _take(block, rules.WEIGHT_KIND_CONTENT)
+
+
+def _read_hidden_specs(page: Page, seen: set[str]) -> None:
+    """A product page's spec and comparison tables are its content even when a tab hides them
+    until a script runs: the hidden table cells and definition rows (``rules.SPEC_TAGS``) and
+    link-led ones left out. A cell is read even when its text was read elsewhere ("16 GB" is the
+    memory of this model and the storage of another): only a cell longer than
+    ``rules.SPEC_CELL_WORDS`` words is read once."""
+    for block in page.blocks:
+        text = block.text
+        if (
+            block.noise_cue == "hidden"
+            and block.tag in rules.SPEC_TAGS
+            and text
+            and not _link_led(block)
+        ):
+            if text.count(" ") >= rules.SPEC_CELL_WORDS:
+                if text in seen:
+                    continue
+                seen.add(text)
             _take(block, rules.WEIGHT_KIND_CONTENT)
 
 

@@ -60,6 +60,10 @@ class Page:
     # cart", "Pre-order", "Sold out". Not part of main_text / text (buttons are not page text);
     # for change detection. In document order, at most rules.MAX_LABELS buttons read.
     labels: list[str] = field(default_factory=list)
+    # Product facts the page declares in JSON-LD, microdata <meta>/<link> and OpenGraph
+    # (blocks.structured): "price: 999.00", "availability: InStock", "memory: 16 GB" … Not part
+    # of main_text / text unless the page shows no text of its own; for change detection.
+    facts: list[str] = field(default_factory=list)
 
     @property
     def main_text(self) -> str:

@@ -20,10 +20,12 @@ from focuscrawl.blocks.decode import decode_html_as, is_binary, sniff_encoding
 from focuscrawl.blocks.fit import fit_to_kind
 from focuscrawl.blocks.frames import Segment, Walk
 from focuscrawl.blocks.kind import evidence, page_kind
+from focuscrawl.blocks.learned import BlockModel, apply_model, block_features, walk_features
 from focuscrawl.blocks.markup import cap_markup
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.blocks.parse import parse, parse_html, parse_utf8
 from focuscrawl.blocks.segment import walk
+from focuscrawl.blocks.structured import facts_as_text, facts_of
 from focuscrawl.blocks.survey import Survey, survey_python
 
 __all__ = ["main_text", "parse_html", "parse_utf8", "partition"]
@@ -95,6 +97,7 @@ def partition(
     context_words: int = DEFAULT_CONTEXT_WORDS,
     encoding: str | None = None,
     max_links: int = rules.MAX_LINKS_PER_PAGE,
+    block_model: BlockModel | None = None,
 ) -> Page:
     """Partition ``html`` (served at ``url``) into text, link and noise blocks.
 
@@ -107,6 +110,9 @@ def partition(
     needs (the budgets in :mod:`rules`; ``max_links`` links are recorded, in document order).
     A page cut down by a budget says so in ``Page.cuts``: ``elements``, ``attributes``,
     ``links``, ``css``, ``depth``, ``text`` and how much was cut (1 where that is not counted).
+
+    ``block_model``: a learned block classifier (:mod:`learned`) that re-reads the rules'
+    blocks (``FOCUSCRAWL_BLOCK_MODEL``); ``None``, the default, keeps the rules' reading.
     """
     # The partition allocates thousands of small objects and frees them all before it returns
     # (the walk's only cycles are broken at the end): the cyclic collector has nothing to find
@@ -116,7 +122,28 @@ def partition(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _partition(html, url, context_levels, context_words, encoding, max_links)
+        page, extra = _partition(
+            html, url, context_levels, context_words, encoding, max_links, block_model is not None
+        )
+        if block_model is not None and extra is not None:
+            apply_model(page, block_model, extra)
+        return page
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def partition_features(html: str | bytes, url: str) -> tuple[Page, list[dict[str, float]]]:
+    """The rules' partition of ``html`` and the learned classifier's features of its blocks
+    (:func:`learned.block_features`): what the classifier is trained on."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        page, extra = _partition(
+            html, url, DEFAULT_CONTEXT_LEVELS, DEFAULT_CONTEXT_WORDS, None,
+            rules.MAX_LINKS_PER_PAGE, True,
+        )  # fmt: skip
+        return page, block_features(page, extra)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -129,7 +156,8 @@ def _partition(
     context_words: int,
     encoding: str | None,
     max_links: int,
-) -> Page:
+    features: bool = False,
+) -> tuple[Page, list[dict[str, float]] | None]:
     page = Page(url=url, base_url=url)
     utf8: bytes | None = None  # the body, when it is valid UTF-8 that lxml can parse as it is
     as_is = False  # the body is parsed as it is, with no str made of it (_parsed_as_is)
@@ -138,10 +166,10 @@ def _partition(
         body = bytes(html)
         if not body or body.isspace():  # not strip(): that copies the whole body
             page.error = "empty"
-            return page
+            return page, None
         if is_binary(body):
             page.error = "binary"
-            return page
+            return page, None
         as_is = _parsed_as_is(body, encoding)
         if as_is:
             utf8 = body  # nothing to decode or cut
@@ -155,7 +183,7 @@ def _partition(
     if not as_is:
         if not text or text.isspace():
             page.error = "empty"
-            return page
+            return page, None
         if utf8 is None and "\x00" in text:
             text = text.replace("\x00", "")
         text, attributes, cut = cap_markup(text)
@@ -174,17 +202,25 @@ def _partition(
         page.cuts[limit] = 1
     if root is None:
         page.error = "unparsable"
-        return page
+        return page, None
     parse_cuts = dict(page.cuts)
     found = survey(root)  # title, base, sheets, names, kind signals: one pass over the tree
-    _fill(page, root, url, context_levels, context_words, max_links, found)
+    extra = _fill(page, root, url, context_levels, context_words, max_links, found, features)
     if _noscript_fallback(page, root):
         page = Page(url=url, base_url=url, cuts=parse_cuts)
-        _fill(page, root, url, context_levels, context_words, max_links, found)
+        extra = _fill(page, root, url, context_levels, context_words, max_links, found, features)
     names = chain(found.classes, found.ids)
     page.kind, page.kind_confidence = page_kind(evidence(found.signals, url, page, names))
     fit_to_kind(page, page.kind, page.kind_confidence)
-    return page
+    signals = found.signals
+    page.facts = facts_of(
+        root, signals.json_ld, page.cuts, bool(signals.og_types or signals.itemtypes)
+    )
+    if page.facts and not any(b.kind == "text" and b.text for b in page.blocks):
+        # a page that shows no text of its own (rendered by a script): its declared facts
+        page.blocks.append(Block(len(page.blocks), "text", facts_as_text(page.facts),
+                                 rules.WEIGHT_KIND_CONTENT, "script"))  # fmt: skip
+    return page, extra
 
 
 # The first byte that is not whitespace to ``str.isspace`` among ASCII bytes (\x1c-\x1f are).
@@ -237,7 +273,10 @@ def _fill(
     window: int,
     max_links: int,
     found: Survey,
-) -> None:
+    features: bool = False,
+) -> list[dict[str, float]] | None:
+    """Fill ``page`` from the walk of ``root``; the walk features of its blocks
+    (:func:`learned.walk_features`) when ``features``, else ``None``."""
     title, base, sheets = found.title, found.base, found.sheets
     page.title = " ".join(title.split()) if title else ""
     if base is not None:
@@ -265,6 +304,7 @@ def _fill(
     if long_anchors:
         cuts["text"] = cuts.get("text", 0) + long_anchors
     page.labels = button_labels(w.buttons) if w.buttons else []
+    extra = walk_features(w, page) if features else None
     # Break the walk's only reference cycles (frame <-> children, segment <-> its links):
     # then reference counting frees the walk at once and the collector finds nothing to do.
     if compiled:
@@ -275,6 +315,7 @@ def _fill(
         for seg in w.segments:
             seg.links.clear()
     w.buttons.clear()
+    return extra
 
 
 def _assemble(page: Page, w: Walk, kinds: list[tuple[str, float]], resolve, window: int) -> int:  # type: ignore[no-untyped-def]

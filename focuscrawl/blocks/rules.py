@@ -495,6 +495,10 @@ LISTING_MAX_PROSE_WORDS = 150
 # (tabs, accordions, "read more", a wrapper a script reveals) has its hidden blocks read too,
 # once each, except link-led ones (hover menus). Chosen on the dev folds (1 of 0.5 / 1 / 2).
 HIDDEN_OVER_SHOWN = 1.0
+# A product page's hidden blocks of these tags (spec and comparison tables in tabs) are read
+# as content whatever the shown text holds (blocks.fit._read_hidden_specs).
+SPEC_TAGS = frozenset({"th", "td", "dt", "dd", "caption"})
+SPEC_CELL_WORDS = 4  # a hidden cell of more words is read once, like other hidden text
 # A page read as an article whose chosen container missed the article: the paragraphs outside
 # it (uncued, or hidden until a script runs) hold more than this times the chosen text's words
 # (page builders' widget wrappers with a negative class word, articles split over several

@@ -6,6 +6,9 @@ normalised so that only a change a reader can see makes two versions differ, and
 links (the items of link lists). What is left out or normalised, and why (docs/change.md has the
 definition with examples):
 
+* **declared facts** are content: the product facts of JSON-LD, microdata and OpenGraph
+  (``Page.facts``: price, availability, declared properties) are lines of kind ``fact``, so a
+  price or availability change the page declares is a change even where a script draws it;
 * **page chrome**: blocks marked by a boilerplate cue (nav, header, footer, aside, ads, cookie
   banners: the partition gives them :data:`CHROME_WEIGHT`) in the *leading and trailing runs* of
   the page, before the first and after the last unmarked block. A cue-marked block between
@@ -273,6 +276,9 @@ def content_of(
     for label in page.labels:  # the content's own button labels ("Add to cart" -> "Sold out")
         kinds.append("label")
         raw.append(label)
+    for fact in page.facts:  # declared product facts: "price: 999.00", "availability: InStock"
+        kinds.append("fact")
+        raw.append(fact)
     links = [k for k in page.links if k.anchor and k.block_id >= 0 and k.block_id not in chrome]
     texts = normalise_all(
         raw + [k.anchor for k in links], mask_dates, noise_patterns(noise, page.url)

@@ -43,6 +43,39 @@ def due_urls(settings: Mapping[str, Any], now: float | None = None) -> list[str]
         store.close()
 
 
+def signal_plan(settings: Mapping[str, Any], now: float | None = None) -> Any:
+    """The recrawl's due list with the change signals (``FOCUSCRAWL_SIGNALS``): a
+    :class:`~focuscrawl.change.signals.SignalPlan` from the stored lastmods and per-host trust
+    (:mod:`focuscrawl.change.signal_store`) over the base ``FOCUSCRAWL_RECRAWL_POLICY``."""
+    from focuscrawl.change.signal_store import open_signal_store
+    from focuscrawl.change.signals import TrustRules, plan_with_signals
+
+    store = open_store(settings)
+    store.open()
+    signals = open_signal_store(store)
+    signals.open()
+    try:
+        rules = TrustRules(
+            min_checks=int(_get(settings, "FOCUSCRAWL_SIGNALS_MIN_CHECKS", 6)),
+            max_error=float(_get(settings, "FOCUSCRAWL_SIGNALS_MAX_ERROR", 0.2)),
+        )
+        return plan_with_signals(
+            store.records(),
+            time.time() if now is None else now,
+            int(_get(settings, "FOCUSCRAWL_RECRAWL_BUDGET", 0)),
+            str(_get(settings, "FOCUSCRAWL_RECRAWL_POLICY", "cluster")),
+            signals.lastmods(),
+            signals.trust(),
+            rules,
+            period=float(_get(settings, "FOCUSCRAWL_RECRAWL_PERIOD", 86400.0)),
+            sample=float(_get(settings, "FOCUSCRAWL_RECRAWL_SAMPLE", 0.2)),
+            threshold=float(_get(settings, "FOCUSCRAWL_RECRAWL_CLUSTER_THRESHOLD", 0.3)),
+        )
+    finally:
+        signals.close()
+        store.close()
+
+
 def new_links(
     old: Fingerprints | None,
     new: Fingerprints,
@@ -88,6 +121,11 @@ class NewLinks:
 
     def close(self) -> None:
         self.store.close()
+
+    def previous_fetch(self, url: str) -> float:
+        """When ``url`` was last fetched before this visit (0 when never)."""
+        record = self.store.get(url)
+        return record.last_fetched if record is not None else 0.0
 
     def of(self, url: str, new: Fingerprints) -> tuple[str, frozenset[str] | None]:
         """:func:`new_links` of ``url``'s new version against the stored one (raises

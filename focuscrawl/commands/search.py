@@ -11,17 +11,21 @@ from pathlib import Path
 from focuscrawl.cli import CommandError
 
 NAME = "search"
-EXAMPLE = 'focuscrawl search "bald eagle nest" --index focuscrawl-data/index.sqlite'
+EXAMPLE = (
+    'focuscrawl search "bald eagle nest" --index focuscrawl-data/index.sqlite (or postgresql://…)'
+)
 HELP = "search the page index of a crawl (BM25 combined with topical relevance)"
 
 
-def default_index_path() -> Path:
-    """``FOCUSCRAWL_INDEX_PATH``, else ``index.sqlite`` in ``FOCUSCRAWL_DATA_DIR`` (environment)."""
+def default_index_path() -> Path | str:
+    """``FOCUSCRAWL_INDEX_URL`` (a path or a ``postgresql://`` URL), else
+    ``FOCUSCRAWL_INDEX_PATH``, else ``index.sqlite`` in ``FOCUSCRAWL_DATA_DIR`` (environment)."""
     from focuscrawl.defaults import DEFAULTS
+    from focuscrawl.index.backend import is_postgres
 
-    explicit = os.environ.get("FOCUSCRAWL_INDEX_PATH")
+    explicit = os.environ.get("FOCUSCRAWL_INDEX_URL") or os.environ.get("FOCUSCRAWL_INDEX_PATH")
     if explicit:
-        return Path(explicit)
+        return explicit if is_postgres(explicit) else Path(explicit)
     data_dir = os.environ.get("FOCUSCRAWL_DATA_DIR") or DEFAULTS["FOCUSCRAWL_DATA_DIR"]
     return Path(data_dir) / "index.sqlite"
 
@@ -29,10 +33,19 @@ def default_index_path() -> Path:
 def add_index_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--index",
-        type=Path,
+        type=index_location,
         default=None,
-        help="index database (default: FOCUSCRAWL_INDEX_PATH or FOCUSCRAWL_DATA_DIR/index.sqlite)",
+        metavar="PATH|URL",
+        help="index: a SQLite path or a postgresql:// URL (default: FOCUSCRAWL_INDEX_URL, "
+        "FOCUSCRAWL_INDEX_PATH or FOCUSCRAWL_DATA_DIR/index.sqlite)",
     )
+
+
+def index_location(text: str) -> Path | str:
+    """``--index``'s value: a ``postgresql://`` URL as it is, anything else a path."""
+    from focuscrawl.index.backend import is_postgres
+
+    return text if is_postgres(text) else Path(text)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,16 +67,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def open_index(path: Path | None):  # type: ignore[no-untyped-def]
-    from focuscrawl.index import PageIndex
+def open_index(path: Path | str | None):  # type: ignore[no-untyped-def]
+    from focuscrawl.index.backend import READ_ERRORS
+    from focuscrawl.index.backend import open_index as open_store
 
     path = path or default_index_path()
     try:
-        return PageIndex.open(path, readonly=True)
+        return open_store(path, readonly=True)
     except FileNotFoundError as exc:
-        raise CommandError(f"{exc} (crawl first, or pass --index PATH)") from exc
-    except ValueError as exc:
-        raise CommandError(str(exc)) from exc
+        raise CommandError(f"{exc} (crawl first, or pass --index PATH|URL)") from None
+    except ImportError as exc:  # psycopg missing: the postgres extra
+        raise CommandError(f"{exc}: pip install 'focuscrawl[postgres]'") from None
+    except READ_ERRORS as exc:  # messages carry no password
+        raise CommandError(str(exc)) from None
 
 
 def weights_from(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -90,10 +106,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit < 1:
         raise CommandError("-n must be at least 1")
+    from focuscrawl.index.backend import IndexStoreError
+
     index = open_index(args.index)
     try:
         result = index.search(args.query, limit=args.limit, weights=weights_from(args))
-    except QueryError as exc:
+    except (QueryError, IndexStoreError) as exc:
         raise CommandError(str(exc)) from exc
     finally:
         index.close()

@@ -30,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="crawl stats JSON (default: FOCUSCRAWL_DATA_DIR/stats.json if present)",
     )
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        default=None,
+        help="the label file the review page writes (default: FOCUSCRAWL_LABELS, else "
+        "labels.jsonl beside the index)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
     parser.add_argument(
         "--port", type=int, default=8300, help="port; 0 picks a free one (default 8300)"
@@ -53,17 +60,27 @@ def run(args: argparse.Namespace) -> int:
     log = args.crawl_log or (
         Path(os.environ["FOCUSCRAWL_CRAWL_LOG"]) if os.environ.get("FOCUSCRAWL_CRAWL_LOG") else None
     )
-    stats = args.stats or Path(
-        os.environ.get("FOCUSCRAWL_STATS_FILE") or index.parent / "stats.json"
+    from focuscrawl.index.backend import describe, is_postgres
+
+    near_index = None if is_postgres(index) else Path(index).parent
+    stats_env = os.environ.get("FOCUSCRAWL_STATS_FILE")
+    stats = args.stats or (
+        Path(stats_env) if stats_env else near_index / "stats.json" if near_index else None
     )
-    sources = Sources(index=index, crawl_log=log, stats=stats, weights=weights_from(args))
+    data_dir = near_index or Path(os.environ.get("FOCUSCRAWL_DATA_DIR") or "focuscrawl-data")
+    labels = args.labels or Path(os.environ.get("FOCUSCRAWL_LABELS") or data_dir / "labels.jsonl")
+    sources = Sources(
+        index=index, crawl_log=log, stats=stats, weights=weights_from(args), labels=labels
+    )
     try:
         server = make_server(sources, args.host, args.port, args.allowed_host)
     except (ValueError, OSError) as exc:
         raise CommandError(str(exc)) from exc
     # one JSON line once listening: scripts and tests wait on it, never on a timer
     sys.stdout.write(
-        json.dumps({"url": server.url, "index": str(index), "crawl_log": str(log) if log else None})
+        json.dumps(
+            {"url": server.url, "index": describe(index), "crawl_log": str(log) if log else None}
+        )
         + "\n"
     )
     sys.stdout.flush()

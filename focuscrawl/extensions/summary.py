@@ -149,6 +149,8 @@ class CrawlSummary:
         dropped = self._dropped()
         if dropped:
             logger.info("  dropped: %s; LOG_LEVEL=DEBUG lists them", dropped)
+        for line in signal_lines(stats.get_stats()):
+            logger.info("  %s", line)
         outputs = self._outputs()
         if outputs:
             logger.info("  wrote: %s", "; ".join(outputs))
@@ -182,11 +184,33 @@ class CrawlSummary:
         if settings.get("FOCUSCRAWL_CRAWL_LOG"):
             out.append(f"crawl log {settings.get('FOCUSCRAWL_CRAWL_LOG')}")
         if any(k.startswith("focuscrawl/index/") for k in stats.get_stats()):
+            from focuscrawl.index.backend import describe
             from focuscrawl.pipelines.index import index_path
 
-            out.append(f"index {index_path(settings)}")
+            out.append(f"index {describe(index_path(settings))}")
         if stats.get_value("focuscrawl/warc/response") or stats.get_value(
             "focuscrawl/warc/revisit"
         ):
             out.append(f"WARC {settings.get('FOCUSCRAWL_WARC_DIR')}")
         return out
+
+
+_SIGNAL_COUNTS = ("due_at_once", "skipped", "audited", "agreed", "missed", "false_move")
+
+
+def signal_lines(stats: dict[str, Any]) -> list[str]:
+    """The recrawl's change-signal lines (FOCUSCRAWL_SIGNALS): what the signals decided, and
+    each host's trust with its evidence (``focuscrawl/signals/trust/<host>``)."""
+    lines = []
+    pre = "focuscrawl/recrawl/signals/"
+    if pre + "due_at_once" in stats:
+        n = {k: int(stats.get(pre + k, 0)) for k in _SIGNAL_COUNTS}
+        lines.append(
+            f"signals: {n['due_at_once']} due at once, {n['skipped']} skipped, "
+            f"{n['audited']} audited; checks {n['agreed']} agreed, {n['missed']} missed "
+            f"(stale), {n['false_move']} false (lying)"
+        )
+    trust = sorted((k, v) for k, v in stats.items() if k.startswith("focuscrawl/signals/trust/"))
+    for key, value in trust:
+        lines.append(f"trust {key.rsplit('/', 1)[-1]}: {value}")
+    return lines

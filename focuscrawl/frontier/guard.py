@@ -5,6 +5,9 @@
   and no later one (:mod:`focuscrawl.frontier.journal`), so the crawl resumes from it.
 * Redis away or full (:class:`~focuscrawl.frontier.redis_health.FrontierUnavailable`): the
   crawl pauses (:class:`~focuscrawl.frontier.outage.FrontierOutage`), the reactor goes on.
+* Redis lost the frontier (:class:`~focuscrawl.frontier.redis_health.FrontierLost`: the crawl's
+  epoch key is gone, checked with every count of what is queued): one error line, the spider
+  closes (reason ``redis_lost``, exit status 5) instead of finishing on an empty queue.
 * A Redis worker renews its leases on a timer (:class:`~focuscrawl.frontier.outage.LeaseRenewal`).
 """
 
@@ -14,10 +17,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from focuscrawl.crawlstop import STORAGE_FAULT_EXIT, stop_crawl
+from focuscrawl.crawlstop import FRONTIER_LOST_EXIT, STORAGE_FAULT_EXIT, stop_crawl
 from focuscrawl.faults import StorageFault, as_fault
 from focuscrawl.frontier.outage import FrontierOutage, LeaseRenewal
-from focuscrawl.frontier.redis_health import FrontierUnavailable
+from focuscrawl.frontier.redis_health import FrontierLost, FrontierUnavailable
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -30,7 +33,7 @@ class FrontierGuard:
     def __init__(self, crawler: Crawler, frontier: Any, on_back: Callable[[], None]) -> None:
         self.crawler = crawler
         self.frontier = frontier
-        self.fault: StorageFault | None = None
+        self.fault: StorageFault | FrontierLost | None = None
         redis_like = hasattr(frontier, "resume") and hasattr(frontier, "nonblocking")
         self.outage = (
             FrontierOutage(
@@ -75,6 +78,9 @@ class FrontierGuard:
         except FrontierUnavailable as exc:
             self.unavailable(exc)
             return default
+        except FrontierLost as exc:
+            self.lost(exc)
+            return default
         except OSError as exc:
             fault = as_fault(f"frontier journal in JOBDIR {self._jobdir()}", exc)
             if fault is None:
@@ -89,6 +95,16 @@ class FrontierGuard:
         if self.outage is None:
             raise exc
         self.outage.begin(exc)
+
+    def lost(self, exc: FrontierLost) -> None:
+        """Redis lost the frontier: one line, the crawl stops (exit status 5), nothing more is
+        written to the empty Redis (it would start a different crawl)."""
+        if self.fault is not None:
+            return
+        self.fault = exc
+        self.crawler.stats.inc_value("focuscrawl/frontier/lost")
+        logger.error("%s", exc)
+        stop_crawl(self.crawler, "redis_lost", FRONTIER_LOST_EXIT)
 
     def storage_fault(self, fault: StorageFault) -> None:
         if self.fault is not None:

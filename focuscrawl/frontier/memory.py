@@ -6,10 +6,12 @@ again with a better score gets a new heap entry and the old one goes stale (lazy
 
 With a journal path (under ``JOBDIR``), every push, pop and ack is appended with ``os.write``
 (it reaches the kernel before the call returns, so a SIGKILL loses nothing written); opening
-replays it and entries popped but never acked (in flight at the kill) are queued again, each
-such delivery counted as one attempt; at ``quarantine_after`` attempts the entry is quarantined
-instead (see :mod:`focuscrawl.frontier.quarantine`). A graceful close writes a release record
-for what is still in flight: those come back without an attempt counted.
+replays it and entries popped but never acked (in flight at the kill) are queued again. Only the
+one the process was working on when it died (``JOBDIR/working.mark``,
+:mod:`focuscrawl.frontier.workmark`) has an attempt counted; the others were bystanders. At
+``quarantine_after`` attempts the entry is quarantined instead (see
+:mod:`focuscrawl.frontier.quarantine`). A graceful close writes a release record for what is
+still in flight: those come back without an attempt counted.
 
 Every record is written before the memory changes (:mod:`focuscrawl.frontier.journal`: whole
 records or nothing; after a failed write, e.g. a full disk, no more records): an ``OSError``
@@ -31,6 +33,7 @@ from typing import Any
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of, never_busy
 from focuscrawl.frontier.journal import Journal, claim_jobdir, release_jobdir
 from focuscrawl.frontier.quarantine import Probation, QuarantineRecord, append_records
+from focuscrawl.frontier.workmark import MARK_FILE, read_mark
 
 logger = logging.getLogger(__name__)
 
@@ -268,9 +271,16 @@ class MemoryFrontier:
                     self._quarantine.add(record["q"])
         requeued = 0
         now = time.time()
+        guilty = read_mark(os.path.join(os.path.dirname(self.journal_path), MARK_FILE))
+        guilty_key = _key(guilty) if guilty else None
         for key, entry in self._inflight.items():
-            # in flight when the process died: fetch again rather than lose it, unless this was
-            # its last allowed attempt (a poison page)
+            # in flight when the process died: fetch again rather than lose it. A bystander
+            # keeps its count; the page being worked on counts one more death, and at its last
+            # allowed attempt it is quarantined (a poison page)
+            if key != guilty_key:
+                self._requeue(entry)
+                requeued += 1
+                continue
             attempts = self._attempts.get(key, 0) + 1
             if self.quarantine_after and attempts >= self.quarantine_after:
                 fp, url, _ = _unpack(entry[3])

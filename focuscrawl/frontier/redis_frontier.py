@@ -60,6 +60,7 @@ exact while most queued entries sit in compact lists rather than in a skiplist.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -74,6 +75,9 @@ from focuscrawl.frontier.redis_entry import (  # re-exported: tests and benches 
 )
 from focuscrawl.frontier.redis_health import FrontierUnavailable
 from focuscrawl.frontier.rediswire.shard import PUSH_CHUNK, PushItem, QueueShard
+from focuscrawl.frontier.workmark import claim_dead_marks
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "_ZDICT",
@@ -105,6 +109,13 @@ class RedisFrontier(QueueShard):
         frontier = cls(**frontier_options(settings, spider_name))
         frontier.pop_ahead = True  # its prefetch is handed in by the factory
         return frontier
+
+    def open(self) -> None:
+        super().open()
+        if self.mark_dir and self.quarantine_after:
+            for data in claim_dead_marks(self.mark_dir):
+                deaths = self.blame(data)
+                logger.info("a dead worker died working on %s (death %d)", data[:8].hex(), deaths)
 
     def pop(self, busy: HostBusy = never_busy) -> FrontierEntry | None:
         """The best entry of a host that is not ``busy``, in one round trip when the hosts

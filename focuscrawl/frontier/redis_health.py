@@ -26,6 +26,20 @@ logger = logging.getLogger(__name__)
 SAFE_POLICY = "noeviction"
 
 
+class FrontierLost(RuntimeError):
+    """Redis no longer holds this crawl's frontier: the epoch a worker opened it with is gone
+    (a Redis restarted without persistence, a failover to an empty replica, a FLUSHALL). The
+    crawl stops (``redis_lost``, exit status 5) rather than end as if it had finished."""
+
+
+def lost_message(where: str) -> str:
+    return (
+        f"Redis lost the frontier ({where}: the crawl's epoch key is gone, the queue is empty): "
+        "stopping instead of finishing. Redis restarted without persistence or failed over to "
+        "an empty replica; run Redis with AOF (appendonly yes) and replicas, see docs/faults.md"
+    )
+
+
 class FrontierUnavailable(RuntimeError):
     """Redis cannot serve the frontier now (``kind``: ``unreachable`` or ``oom``); what the
     frontier could not send is kept and sent again by its ``resume()``."""

@@ -54,6 +54,7 @@ from focuscrawl.frontier.shard_keys import (  # re-exported
     shard_of,
     shard_tags,
 )
+from focuscrawl.frontier.workmark import claim_dead_marks, host_of_payload
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +79,7 @@ class ShardedRedisFrontier:
         self.prefix = prefix
         self.shard_count = shards
         self.shard_kw = shard_kw
+        self.mark_dir: str | None = None  # where dead workers' work marks are (workmark)
         self.lease = float(shard_kw.get("lease", 300.0))
         self.retry_timeout = float(shard_kw.get("retry_timeout", 600.0))
         self.shards: list[QueueShard] = []
@@ -171,6 +173,11 @@ class ShardedRedisFrontier:
         self._head = [_EMPTY] * n
         self._requeue_at = [0.0] * n
         self._refresh(range(n))
+        if self.mark_dir and self.shard_kw.get("quarantine_after"):
+            for data in claim_dead_marks(self.mark_dir):
+                shard = self.shards[shard_of(host_of_payload(data), n)]
+                deaths = shard.blame(data)
+                logger.info("a dead worker died working on %s (death %d)", data[:8].hex(), deaths)
         logger.info(
             "Redis Cluster frontier %s at %s: %d shards on %d masters, %d queued, %d in flight",
             self.prefix,
@@ -682,7 +689,8 @@ class ShardedRedisFrontier:
 
     def __len__(self) -> int:
         self._send_held(force=True)
-        n = sum(int(n or 0) for n in self._gather(lambda s: ("GET", f"{s.prefix}:n")))
+        replies = self._gather(lambda s: s.count_command())
+        n = sum(s.queued(r) for s, r in zip(self.shards, replies, strict=True) if r is not None)
         if self._ahead_k is not None:  # read by now: counted, it is this worker's next entry
             n += 1 if self.shards[self._ahead_k].ahead.entry else 0
         return n

@@ -15,6 +15,7 @@ import json
 import logging
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from focuscrawl.index.schema import (
 logger = logging.getLogger(__name__)
 
 MAX_TEXT_CHARS = 1_000_000  # longer texts are cut before indexing
+MAX_TITLE_CHARS = 4_096  # a hostile <title> of megabytes is cut too
 HIT_START, HIT_END = "\ue000", "\ue001"  # snippet markers (private use: stripped from page text)
 SNIPPET_TOKENS = 24
 BUSY_TIMEOUT = 60.0  # seconds a write waits for another process's transaction to end
@@ -47,6 +49,30 @@ def locked_error(exc: BaseException) -> bool:
 
 
 _STRIP = str.maketrans({HIT_START: " ", HIT_END: " ", "\x00": " "})
+
+
+def clean_text(text: str, counts: Counter[str]) -> str:
+    """``text`` without NUL bytes and snippet markers (each becomes a space); NULs counted
+    (``nul_stripped``: PostgreSQL's text refuses them, SQLite's FTS5 stops a column at one)."""
+    if "\x00" in text:
+        counts["nul_stripped"] += 1
+    return text.translate(_STRIP)
+
+
+def cap_text(text: str, counts: Counter[str]) -> str:
+    """``text`` cut to :data:`MAX_TEXT_CHARS` (``text_capped`` counted when it was longer)."""
+    if len(text) <= MAX_TEXT_CHARS:
+        return text
+    counts["text_capped"] += 1
+    return text[:MAX_TEXT_CHARS]
+
+
+def cap_title(title: str, counts: Counter[str]) -> str:
+    """``title`` cut to :data:`MAX_TITLE_CHARS` (``title_capped`` counted)."""
+    if len(title) <= MAX_TITLE_CHARS:
+        return title
+    counts["title_capped"] += 1
+    return title[:MAX_TITLE_CHARS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +105,7 @@ class PageIndex:
         self.conn = conn
         self.path = path
         self.has_diff = True  # the pages carry their last change (schema 2); set on open
+        self.counts: Counter[str] = Counter()  # hostile input cleaned on the way in
 
     @classmethod
     def open(
@@ -166,6 +193,17 @@ class PageIndex:
         if self.conn.in_transaction:
             self.conn.rollback()
 
+    def savepoint(self) -> None:
+        """Mark the open transaction: :meth:`rollback_to` undoes what came after (one item)."""
+        self.conn.execute("SAVEPOINT item")
+
+    def release(self) -> None:
+        self.conn.execute("RELEASE item")
+
+    def rollback_to(self) -> None:
+        self.conn.execute("ROLLBACK TO item")
+        self.conn.execute("RELEASE item")
+
     def __enter__(self) -> PageIndex:
         return self
 
@@ -196,8 +234,10 @@ class PageIndex:
         change, becomes the page's last change, seen at ``changed_at`` in crawl ``crawl_id``;
         without it the page keeps the last change it had. Not committed: call :meth:`begin`
         first when another process may write the index."""
-        title = (title or "").translate(_STRIP)
-        body = (text or "")[:MAX_TEXT_CHARS].translate(_STRIP)
+        title, body = (
+            clean_text(cap_title(title or "", self.counts), self.counts),
+            clean_text(cap_text(text or "", self.counts), self.counts),
+        )
         now = time.time()
         row = self.conn.execute("SELECT id, authority FROM pages WHERE url = ?", (url,)).fetchone()
         if row is None:
@@ -250,6 +290,13 @@ class PageIndex:
         )
         return cur.rowcount
 
+    def set_relevance(self, relevance: Mapping[str, float]) -> int:
+        """Set the topical relevance of the URLs given (a re-scored topic); pages updated."""
+        cur = self.conn.executemany(
+            "UPDATE pages SET relevance = ? WHERE url = ?", ((r, u) for u, r in relevance.items())
+        )
+        return cur.rowcount
+
     def optimize(self) -> None:
         """Merge FTS5 segments into one (faster queries; costs a pass over the whole index)."""
         self.conn.execute("INSERT INTO pages_fts(pages_fts) VALUES ('optimize')")
@@ -270,6 +317,16 @@ class PageIndex:
             (time.time(), json.dumps(dict(counts), sort_keys=True), crawl_id),
         )
         self.conn.commit()
+
+    def record_crawl(
+        self, started: float, finished: float | None, counts: Mapping[str, int]
+    ) -> int:
+        """Add a finished crawl's record (a copied index); its new id. Not committed."""
+        cur = self.conn.execute(
+            "INSERT INTO crawls(started, finished, counts) VALUES (?, ?, ?)",
+            (started, finished, json.dumps(dict(counts), sort_keys=True)),
+        )
+        return int(cur.lastrowid or 0)
 
     def crawls(self, limit: int = 10) -> list[dict[str, Any]]:
         rows = self.conn.execute(
@@ -310,6 +367,7 @@ class PageIndex:
             page = dict(zip(keys, row[:-3], strict=True))
             page["change_diff"] = parse_diff(row[-3])
             page["changed_at"] = row[-2]
+            page["changed_in"] = row[-1]
             yield page
 
     def _diff_select(self, prefix: str = "") -> str:

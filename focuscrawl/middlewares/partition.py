@@ -31,6 +31,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from focuscrawl import defaults
 from focuscrawl.blocks import Page, TemplateLinks, partition, rules
 from focuscrawl.blocks.decode import is_binary
+from focuscrawl.blocks.learned import DEFAULT_MODEL, BlockModel, load_model
 from focuscrawl.meta import PAGE_META
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class PartitionMiddleware:
         context_words: int,
         template_links: TemplateLinks | None = None,
         max_links: int = rules.MAX_LINKS_PER_PAGE,
+        block_model: BlockModel | None = None,
     ) -> None:
         self.stats = stats
         self.max_page_bytes = max_page_bytes
@@ -61,6 +63,7 @@ class PartitionMiddleware:
         self.context_words = context_words
         self.template_links = template_links
         self.max_links = max_links
+        self.block_model = block_model
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PartitionMiddleware:
@@ -73,6 +76,7 @@ class PartitionMiddleware:
             context_words=defaults.read(settings, "FOCUSCRAWL_LINK_CONTEXT_WORDS"),
             template_links=_template_links(settings),
             max_links=defaults.read(settings, "FOCUSCRAWL_MAX_LINKS_PER_PAGE"),
+            block_model=_block_model(defaults.read(settings, "FOCUSCRAWL_BLOCK_MODEL")),
         )
 
     def process_response(
@@ -114,6 +118,7 @@ class PartitionMiddleware:
             context_levels=self.context_levels,
             context_words=self.context_words,
             max_links=self.max_links,
+            block_model=self.block_model,
         )
         if page.cuts:
             self._count_cuts(response.url, page.cuts)
@@ -159,3 +164,12 @@ def _template_links(settings: BaseSettings) -> TemplateLinks | None:
         min_pages=defaults.read(settings, "FOCUSCRAWL_TEMPLATE_LINK_MIN_PAGES"),
         share=min(share, 1.0),
     )
+
+
+def _block_model(value: str) -> BlockModel | None:
+    """``FOCUSCRAWL_BLOCK_MODEL``: ``""`` (the rules), ``builtin`` or a model path; a model that
+    does not load stops the crawl at start with the reason (``ValueError``)."""
+    value = value.strip()
+    if not value:
+        return None
+    return load_model(DEFAULT_MODEL if value == "builtin" else value)

@@ -44,7 +44,8 @@ from twisted.internet import defer
 from focuscrawl import defaults
 from focuscrawl.crawlstop import STORAGE_FAULT_EXIT, HeldItem, stop_crawl
 from focuscrawl.faults import StorageFault, as_fault
-from focuscrawl.index.store import BUSY_TIMEOUT, IndexBusy, PageIndex, locked_error
+from focuscrawl.index.backend import READ_ERRORS, WRITE_ERRORS, IndexStore, describe, open_index
+from focuscrawl.index.store import BUSY_TIMEOUT, IndexBusy, locked_error
 from focuscrawl.pipelines.settle import Answer
 
 if TYPE_CHECKING:
@@ -60,8 +61,9 @@ UNTOUCHED_CHANGES = frozenset({"unchanged", "insignificant"})
 
 
 def index_path(settings: Any) -> str:
-    """``FOCUSCRAWL_INDEX_PATH``, or ``index.sqlite`` in ``FOCUSCRAWL_DATA_DIR``."""
-    explicit = settings.get("FOCUSCRAWL_INDEX_PATH") or ""
+    """``FOCUSCRAWL_INDEX_URL`` (a SQLite path or a ``postgresql://`` URL), else
+    ``FOCUSCRAWL_INDEX_PATH``, else ``index.sqlite`` in ``FOCUSCRAWL_DATA_DIR``."""
+    explicit = settings.get("FOCUSCRAWL_INDEX_URL") or settings.get("FOCUSCRAWL_INDEX_PATH") or ""
     if explicit:
         return str(explicit)
     return str(Path(settings.get("FOCUSCRAWL_DATA_DIR") or "focuscrawl-data") / "index.sqlite")
@@ -84,14 +86,17 @@ class IndexPipeline:
         commit_delay: float = 0.1,
         busy_timeout: float = BUSY_TIMEOUT,
         crawler: Crawler | None = None,
+        retry_timeout: float | None = None,
     ) -> None:
-        self.path = path
+        self.location = path  # a SQLite path or a PostgreSQL URL (with its credentials)
+        self.path = describe(path)  # what log lines and messages show
+        self.retry_timeout = retry_timeout
         self.commit_every = max(1, commit_every)
         self.commit_delay = commit_delay
         self.busy_timeout = busy_timeout
         self.stats = stats
         self.crawler = crawler
-        self.index: PageIndex | None = None
+        self.index: IndexStore | None = None
         self.crawl_id = 0
         self.counts: Counter[str] = Counter()
         # items updated in the open transaction, answered at its commit
@@ -111,13 +116,16 @@ class IndexPipeline:
             commit_delay=defaults.read(settings, "FOCUSCRAWL_INDEX_COMMIT_DELAY"),
             busy_timeout=defaults.read(settings, "FOCUSCRAWL_DB_BUSY_TIMEOUT"),
             crawler=crawler,
+            retry_timeout=defaults.read(settings, "FOCUSCRAWL_INDEX_RETRY_TIMEOUT"),
         )
 
     def open_spider(self, spider: Spider | None = None) -> None:
         try:
-            self.index = PageIndex.open(self.path, busy_timeout=self.busy_timeout)
+            self.index = open_index(
+                self.location, busy_timeout=self.busy_timeout, retry_timeout=self.retry_timeout
+            )
             self.crawl_id = self.index.begin_crawl()
-        except (IndexBusy, ValueError, sqlite3.Error, OSError) as exc:
+        except (IndexBusy, *READ_ERRORS, *WRITE_ERRORS) as exc:
             if self.index is not None:
                 self.index.close()
                 self.index = None
@@ -136,11 +144,25 @@ class IndexPipeline:
             if self.failed is None:
                 self.index.end_crawl(self.crawl_id, self.counts)
                 self.index.commit()
-        except (sqlite3.Error, OSError) as exc:
+        except WRITE_ERRORS as exc:
             logger.error("index: the crawl's counts were not recorded: %s", exc)
-        logger.info("index: %d pages after this crawl (%s)", len(self.index), dict(self.counts))
+        if self.failed is None:
+            try:
+                n = len(self.index)
+                logger.info("index: %d pages after this crawl (%s)", n, dict(self.counts))
+            except (*READ_ERRORS, *WRITE_ERRORS) as exc:
+                logger.error("index: not readable at the end of the crawl: %s", exc)
         self.index.close()
         self.index = None
+
+    def _count_cleaned(self) -> None:
+        """Hostile input the index cut down or cleaned (NUL bytes, huge texts), into the stats."""
+        assert self.index is not None
+        cleaned, self.index.counts = self.index.counts, type(self.index.counts)()
+        for what, n in cleaned.items():
+            self.counts[f"cleaned/{what}"] += n
+            if self.stats is not None:
+                self.stats.inc_value(f"focuscrawl/index/cleaned/{what}", n)
 
     def _count(self, what: str) -> None:
         self.counts[what] += 1
@@ -167,18 +189,19 @@ class IndexPipeline:
             raise HeldItem(self.failed)
         try:
             self.index.begin()
-            self.index.conn.execute("SAVEPOINT item")
+            self.index.savepoint()
             what = self._apply(adapter, url, change)
-            self.index.conn.execute("RELEASE item")
-        except (sqlite3.Error, OSError) as exc:
+            self.index.release()
+        except WRITE_ERRORS as exc:
             fault = as_fault(f"index {self.path}", exc)
             if fault is None and not isinstance(exc, sqlite3.OperationalError):
                 # this item's own problem (a bug, a constraint): undo it alone, go on
-                self.index.conn.execute("ROLLBACK TO item")
-                self.index.conn.execute("RELEASE item")
+                self.index.rollback_to()
                 raise
             self._fail(fault or self._other_fault(exc))
             raise HeldItem(self.failed) from exc  # type: ignore[arg-type]
+        if self.index.counts:
+            self._count_cleaned()
         if what is None:
             return item
         self._count(what)
@@ -231,7 +254,7 @@ class IndexPipeline:
             return
         try:
             self.index.commit()
-        except (sqlite3.Error, OSError) as exc:
+        except WRITE_ERRORS as exc:
             self._fail(as_fault(f"index {self.path}", exc) or self._other_fault(exc))
         self._answer(waiting)
 

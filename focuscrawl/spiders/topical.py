@@ -28,6 +28,7 @@ from focuscrawl.items import PageItem
 from focuscrawl.meta import FINGERPRINTS_META, NO_CONDITIONAL_META, PAGE_META, STATE_META
 from focuscrawl.relevance.base import PageScorer
 from focuscrawl.relevance.judge import Judgement, PageJudge
+from focuscrawl.relevance.labels import UserLabels
 from focuscrawl.relevance.loading import UNCALIBRATED_THRESHOLD, load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
 from focuscrawl.strategy.policy import CrawlPolicy
@@ -37,10 +38,14 @@ from focuscrawl.topic import Topic, load_topic
 logger = logging.getLogger(__name__)
 
 USAGE_EXIT = 2  # the exit status of a usage error (as the crawl command's own checks)
+TRUST_SHOWN = 20  # hosts whose trust the stats (and the crawl summary) show
+MAX_IDLE_WAITS = 24  # idle rounds (5 s each) a recrawl waits for its sitemaps' answers
 
 
 class TopicalSpider(Spider):
     name = "topical"
+    #: the callbacks a frontier entry may name (sitemaps and feeds come back to parse_signals)
+    frontier_callbacks = ("parse", "errback", "parse_signals")
 
     def __init__(
         self,
@@ -60,6 +65,12 @@ class TopicalSpider(Spider):
         self.relevant_count = 0
         self.new_links: NewLinks | None = None  # recrawl: what a revisited page follows
         self.refused = False  # set up with a setting it cannot run with: closes at once
+        self.discovery: Any = None  # FOCUSCRAWL_SIGNALS: sitemaps and feeds (spiders.discovery)
+        self.signal_store: Any = None
+        self.due_pending = False  # recrawl with signals: the due list waits for the sitemaps
+        self.signals_in_flight = 0  # signal documents asked for and not answered yet
+        self.stored_urls: set[str] = set()  # recrawl with signals: the change store's pages
+        self.idle_waits = 0
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> TopicalSpider:
@@ -86,6 +97,7 @@ class TopicalSpider(Spider):
             auto_threshold=auto,
             calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
         )
+        self.labels = UserLabels.from_settings(s)
         self.policy = CrawlPolicy(
             self.page_judge,
             self.strategy_arg or s.get("FOCUSCRAWL_STRATEGY"),
@@ -135,6 +147,8 @@ class TopicalSpider(Spider):
 
             self.new_links = NewLinks.from_settings(s, thresholds_from(s))
             self.new_links.open()
+        if defaults.read(s, "FOCUSCRAWL_SIGNALS"):
+            self._open_signals()
         # without the partition middleware (a project that disabled it) the spider parses
         mws = s.getwithbase("DOWNLOADER_MIDDLEWARES")
         self.parse_here = not mws.get("focuscrawl.middlewares.partition.PartitionMiddleware")
@@ -144,6 +158,36 @@ class TopicalSpider(Spider):
             self.policy.strategy,
             type(model).__name__,
         )
+
+    def _open_signals(self) -> None:
+        """Sitemaps and feeds (:mod:`focuscrawl.spiders.discovery`), their lastmods and the
+        hosts' trust kept beside the change store (its backend: shared by a Redis crawl)."""
+        from focuscrawl.change.signal_store import open_signal_store
+        from focuscrawl.change.sitemaps import SignalLimits
+        from focuscrawl.change.store import StoreError, open_store
+        from focuscrawl.netguard import AddressPolicy
+        from focuscrawl.spiders.discovery import SignalDiscovery
+
+        s = self.crawler.settings
+        store = None
+        if defaults.read(s, "FOCUSCRAWL_CHANGE_ENABLED"):
+            try:
+                store = open_signal_store(open_store(s))
+                store.open()
+            except StoreError as exc:
+                logger.warning("signals: no signal store, lastmods not kept: %s", exc)
+                store = None
+        self.signal_store = store
+        limits = SignalLimits(
+            max_bytes=defaults.read(s, "FOCUSCRAWL_SIGNALS_MAX_BYTES"),
+            max_entries=defaults.read(s, "FOCUSCRAWL_SIGNALS_MAX_ENTRIES"),
+            max_sitemaps=defaults.read(s, "FOCUSCRAWL_SIGNALS_MAX_SITEMAPS"),
+        )
+        policy = AddressPolicy.parse(defaults.read(s, "FOCUSCRAWL_ALLOW_PRIVATE"))
+        self.discovery = SignalDiscovery(limits, policy, store, self.crawler.stats)
+        if self.mode == "recrawl" and store is not None:
+            self.due_pending = True
+            self.crawler.signals.connect(self._emit_due, signals.spider_idle)
 
     def _share_judge(self) -> None:
         """The learned link judge of one worker of a Redis crawl: its epochs counted with the
@@ -182,10 +226,27 @@ class TopicalSpider(Spider):
 
     def judge_page(self, page: Page, state: RequestState) -> Judgement:
         """The fetched page's judgement, and what the link policy learns from it. Subclasses
-        extend it here (the Redis spider first judges the seed pages other workers fetched)."""
-        judgement = self.page_judge.judge(page, seed=state.seed, example=state.example)
+        extend it here (the Redis spider first judges the seed pages other workers fetched).
+        A page the user labelled is judged as labelled (an on-topic one teaches the topic as
+        an example page does)."""
+        labels = getattr(self, "labels", None)
+        label = labels.label_of(page.url) if labels is not None else None
+        example = state.example or label is True
+        judgement = self.page_judge.judge(page, seed=state.seed, example=example)
+        if label is not None and label != judgement.relevant and not state.seed:
+            judgement = Judgement(judgement.relevance, label)
+            self.crawler.stats.inc_value("focuscrawl/labels/judged_as_labelled")
         self.policy.learn(page, state, judgement)
         return judgement
+
+    def _label_requests(self) -> Iterator[Request]:
+        """The on-topic pages the user labelled and the crawl has not learned from yet, fetched
+        as example pages (again, if the crawl fetched one before it was labelled)."""
+        labels = getattr(self, "labels", None)
+        for url in labels.take_examples() if labels is not None else ():
+            self.crawler.stats.inc_value("focuscrawl/labels/examples")
+            request = self._request(url, SEED_SCORE + 1, RequestState(example=True))
+            yield request.replace(dont_filter=True)
 
     # -- start ----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Request]:
@@ -200,6 +261,7 @@ class TopicalSpider(Spider):
             return
         for url in self.topic.example_urls():
             yield self._request(url, SEED_SCORE + 1, RequestState(example=True))
+        yield from self._label_requests()
         for url in self.topic.seeds:
             yield self._request(url, SEED_SCORE, RequestState(seed=True))
 
@@ -209,6 +271,9 @@ class TopicalSpider(Spider):
         tombstones. Every one of them is a revisit (``re``): it follows only its new links."""
         from focuscrawl.change.recrawl import due_urls
 
+        if self.due_pending:  # the sitemaps first: the due list is made when they are read
+            yield from self._recrawl_signal_requests()
+            return
         urls = due_urls(self.crawler.settings)
         self.crawler.stats.set_value("focuscrawl/recrawl/due", len(urls))
         logger.info("Recrawl: %d stored pages are due", len(urls))
@@ -220,6 +285,144 @@ class TopicalSpider(Spider):
         for rank, url in enumerate(urls):
             if url not in known:
                 yield self._revisit(url, RequestState(revisit=True, score=SEED_SCORE - rank))
+
+    def _recrawl_signal_requests(self) -> Iterator[Request]:
+        """The seeds in full, and the robots.txt of every stored host (its sitemaps next)."""
+        from focuscrawl.change.store import open_store
+
+        for url in dict.fromkeys(self.topic.seeds):
+            state = RequestState(seed=True, revisit=True, score=SEED_SCORE + 1)
+            yield self._revisit(url, state, full=True)
+        store = open_store(self.crawler.settings)
+        store.open()
+        try:
+            # a sitemap's stored pages are the due list's to revisit: only new ones are queued
+            self.stored_urls = {r.url for r in store.records()}
+        finally:
+            store.close()
+        sites = list(dict.fromkeys(_site(url) for url in self.stored_urls))
+        for site in sites:
+            for doc in self.discovery.documents_for(site + "/", b""):
+                yield self._signal_request(doc, RequestState(score=SEED_SCORE + 1))
+
+    def _emit_due(self, spider: Spider) -> None:
+        """At the first idle of a recrawl with signals (every sitemap read): the due list."""
+        if not self.due_pending:
+            return
+        from scrapy.exceptions import DontCloseSpider
+
+        from focuscrawl.change.recrawl import signal_plan
+
+        # idle also while the scheduler holds requests back (politeness): wait for the
+        # sitemaps' answers, a bounded number of idle rounds (a lost request must not hang it)
+        if self.signals_in_flight > 0 and self.idle_waits < MAX_IDLE_WAITS:
+            self.idle_waits += 1
+            raise DontCloseSpider
+
+        self.due_pending = False
+        plan = signal_plan(self.crawler.settings)
+        stats = self.crawler.stats
+        stats.set_value("focuscrawl/recrawl/due", len(plan.urls))
+        stats.set_value("focuscrawl/recrawl/signals/due_at_once", plan.signalled)
+        stats.set_value("focuscrawl/recrawl/signals/skipped", plan.skipped)
+        stats.set_value("focuscrawl/recrawl/signals/audited", plan.audited)
+        for state_name in ("trusted", "probation", "distrusted"):
+            n = sum(1 for v in plan.states.values() if v == state_name)
+            stats.set_value(f"focuscrawl/recrawl/signals/hosts_{state_name}", n)
+        logger.info(
+            "Recrawl: %d stored pages are due (%d by their signals, %d skipped by them)",
+            len(plan.urls),
+            plan.signalled,
+            plan.skipped,
+        )
+        seeds = set(self.topic.seeds)
+        for rank, url in enumerate(plan.urls):
+            if url not in seeds:
+                state = RequestState(revisit=True, score=SEED_SCORE - rank)
+                self.crawler.engine.crawl(self._revisit(url, state))
+        if plan.urls:
+            raise DontCloseSpider
+
+    def _signal_request(self, url: str, state: RequestState) -> Request:
+        self.signals_in_flight += 1
+        return Request(
+            url,
+            callback=self.parse_signals,
+            errback=self.errback,
+            meta={STATE_META: state},
+            dont_filter=True,  # the discovery's walk asks for each document once
+        )
+
+    def parse_signals(self, response: Response, **kwargs: Any) -> Iterator[Request]:
+        """A robots.txt, sitemap or feed: the documents it names, and its entries' URLs
+        scored like the links of a page (their URL words or titles as anchors)."""
+        from focuscrawl.relevance.judge import Judgement
+        from focuscrawl.spiders.discovery import entry_pages
+
+        self.signals_in_flight -= 1
+        if self.discovery is None or response.status != 200:
+            return
+        state = state_of(response.meta) or RequestState()
+        docs, entries = self.discovery.read(response.url, response.body)
+        if self.stored_urls:
+            entries = [e for e in entries if e.url not in self.stored_urls]
+        for doc in docs:
+            yield self._signal_request(doc, RequestState(state.depth, score=state.score))
+        for page in entry_pages(response.url, entries):
+            relevance = self.model.score_text(page.blocks[0].text)
+            judgement = Judgement(relevance, relevance >= self.model.threshold)
+            for target, _score, child in self.policy.links(page, response.url, state, judgement):
+                yield Request(target, errback=self.errback, meta={STATE_META: child})
+
+    def _check_signal(self, url: str, previous: float, status: str) -> None:
+        """What this fetch proves about the host's signal for ``url`` (trust evidence)."""
+        from focuscrawl.change.signals import check, host_of
+
+        store = self.signal_store
+        # a new page has nothing to compare; an insignificant change (layout, an ad) proves
+        # nothing either way: an honest sitemap may move its lastmod for it, or not
+        if store is None or status in ("new", "insignificant"):
+            return
+        try:
+            lastmod = store.lastmods([url]).get(url)
+            verdict = check(lastmod, previous, status == "significant")
+            if verdict is not None:
+                store.add_evidence(host_of(url), verdict)
+                self.crawler.stats.inc_value(f"focuscrawl/recrawl/signals/{verdict}")
+        except Exception as exc:  # a store outage costs the evidence, never the crawl
+            logger.warning("signals: no trust evidence for %s: %s", url, exc)
+
+    def _trust_stats(self, store: Any) -> None:
+        """Each host's trust and its evidence in the stats (the most checked hosts first)."""
+        from focuscrawl.change.signals import TrustRules
+
+        s = self.crawler.settings
+        rules = TrustRules(
+            min_checks=defaults.read(s, "FOCUSCRAWL_SIGNALS_MIN_CHECKS"),
+            max_error=defaults.read(s, "FOCUSCRAWL_SIGNALS_MAX_ERROR"),
+        )
+        try:
+            trust = store.trust()
+        except Exception as exc:  # a store outage costs the report, never the crawl
+            logger.warning("signals: no trust to report: %s", exc)
+            return
+        for host in sorted(trust, key=lambda h: -trust[h].checks)[:TRUST_SHOWN]:
+            t = trust[host]
+            self.crawler.stats.set_value(
+                f"focuscrawl/signals/trust/{host}",
+                f"{t.state(rules)} ({t.agreed} agreed, {t.missed} missed, "
+                f"{t.false_moves} false of {t.checks} checks)",
+            )
+
+    def _check_not_modified(self, url: str) -> None:
+        """A 304's trust evidence: unchanged since the visit before the one just recorded."""
+        try:
+            record = self.new_links.store.get(url) if self.new_links is not None else None
+        except Exception as exc:  # a store outage costs the evidence, never the crawl
+            logger.warning("signals: no trust evidence for %s: %s", url, exc)
+            return
+        if record is not None and len(record.history) >= 2:
+            self._check_signal(url, record.history[-2][0], "unchanged")
 
     def _revisit(self, url: str, state: RequestState, full: bool = False) -> Request:
         meta: dict[str, Any] = {STATE_META: state, "handle_httpstatus_list": [404, 410]}
@@ -287,6 +490,10 @@ class TopicalSpider(Spider):
             duplicate_of=dup.url if dup is not None else "",
             canonical=copy.canonical if copy is not None else "",
         )
+        yield from self._label_requests()
+        if self.discovery is not None and dup is None:
+            for doc in self.discovery.documents_for(response.url, response.body):
+                yield self._signal_request(doc, RequestState(state.depth, score=SEED_SCORE))
         if dup is not None or (state.example and not self.topic.seeds):
             return
         follow = self._new_links(response, page) if state.revisit else None
@@ -321,7 +528,9 @@ class TopicalSpider(Spider):
                 new = fingerprint(
                     page, response.body, headers, thresholds=self.new_links.thresholds
                 )
+            previous = self.new_links.previous_fetch(response.url) if self.signal_store else 0.0
             status, urls = self.new_links.of(response.url, new)
+            self._check_signal(response.url, previous, status)
         except (StoreError, ValueError) as exc:
             logger.warning("recrawl: no stored version of %s to compare (%s)", response.url, exc)
             self.crawler.stats.inc_value("focuscrawl/recrawl/store_error")
@@ -339,11 +548,17 @@ class TopicalSpider(Spider):
 
     def errback(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
+        if request.callback == self.parse_signals:  # a missing sitemap or feed: no error
+            self.signals_in_flight -= 1
+            self.crawler.stats.inc_value("focuscrawl/signals/failed")
+            return
         response = getattr(failure.value, "response", None)
         status = response.status if response is not None else 0
         state = state_of(request.meta) or RequestState()
         if status == 304:  # not modified: the conditional-GET middleware recorded it
             self._log_fetch(request.url, status, state, None)
+            if state.revisit and self.signal_store is not None and self.new_links is not None:
+                self._check_not_modified(request.url)
             self.crawler.signals.send_catch_log(request_done, request=request, spider=self)
             return
         if failure.check(Unfinished):  # given up as the crawl stops: fetched again, not done
@@ -396,6 +611,10 @@ class TopicalSpider(Spider):
         return self.seq
 
     def closed(self, reason: str) -> None:
+        signal_store, self.signal_store = getattr(self, "signal_store", None), None
+        if signal_store is not None:
+            self._trust_stats(signal_store)
+            signal_store.close()
         new_links, self.new_links = getattr(self, "new_links", None), None
         if new_links is not None:
             new_links.close()
@@ -411,6 +630,11 @@ class TopicalSpider(Spider):
             stats.set_value("focuscrawl/judge_share/skipped", share.skipped)
             stats.set_value("focuscrawl/judge_share/not_sent", policy.outbox_dropped)
             share.client.close()
+        labels = getattr(self, "labels", None)
+        if labels is not None:
+            stats = self.crawler.stats
+            stats.set_value("focuscrawl/labels/known", len(labels.book))
+            stats.set_value("focuscrawl/labels/skipped", labels.book.skipped)
         judge = getattr(self, "page_judge", None)
         close = getattr(judge.model, "close", None) if judge is not None else None
         if close is not None:
@@ -428,6 +652,13 @@ def shared_frontier(settings: Any) -> bool:
 
     backend = defaults.read(settings, "FOCUSCRAWL_FRONTIER")
     return backend == "redis" or bool(backend == "memory" and redis_url(settings))
+
+
+def _site(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _state_score(state: RequestState) -> float:

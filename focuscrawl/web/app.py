@@ -3,7 +3,8 @@
 Routes: ``/`` (search page, ``?q=``), ``/dashboard``, ``/changes`` (the last recrawl's
 significant changes on indexed, i.e. relevant, pages with their diff), ``/plot/harvest.png``, ``/api/search?q=&n=``,
 ``/api/dashboard`` and ``/api/changes`` (JSON), ``/changes.atom`` (the changes as an Atom
-feed: :mod:`.feed`). Each request opens the index read-only, so
+feed: :mod:`.feed`), ``/review`` and ``/api/review`` (the pages to label, least certain
+first) and ``POST /api/label`` (the server's token required). Each request opens the index read-only, so
 the server can run while a crawl writes the index. A request whose ``Host`` is not the bound
 address, ``localhost`` or a listed name gets 421 (400 without a Host): no answers through a
 rebound DNS name (:mod:`.hostcheck`).
@@ -11,10 +12,11 @@ rebound DNS name (:mod:`.hostcheck`).
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import json
 import logging
-import sqlite3
+import secrets
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,7 +26,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from focuscrawl.index import PageIndex, QueryError, RankWeights
+from focuscrawl.index import QueryError, RankWeights
+from focuscrawl.index.backend import READ_ERRORS, IndexStore, IndexStoreError
+from focuscrawl.index.backend import open_index as open_store
 from focuscrawl.index.render import hit_dict
 from focuscrawl.web import data, pages
 from focuscrawl.web.changes import changes_data, changes_page
@@ -35,20 +39,25 @@ from focuscrawl.web.plot import harvest_png
 logger = logging.getLogger(__name__)
 
 RECENT_ROWS = 15
+MAX_POST = 16 * 1024  # bytes of a label POST
 
 
 @dataclass(frozen=True)
 class Sources:
-    index: Path
+    index: Path | str  # a SQLite path or a postgresql:// URL
     crawl_log: Path | None = None
     stats: Path | None = None
     weights: RankWeights = RankWeights()
+    labels: Path | None = None  # the user's label file (relevance feedback)
 
 
-def open_index(sources: Sources) -> PageIndex | None:
+def open_index(sources: Sources) -> IndexStore | None:
+    """The index read-only (PostgreSQL: a connection of the process's pool), None when there
+    is none yet or it cannot be read now."""
     try:
-        return PageIndex.open(sources.index, readonly=True)
-    except (FileNotFoundError, ValueError, sqlite3.Error):
+        return open_store(sources.index, readonly=True)
+    except READ_ERRORS as exc:
+        logger.debug("index unavailable: %s", exc)
         return None
 
 
@@ -125,6 +134,8 @@ class Handler(BaseHTTPRequestHandler):
                 "/plot/harvest.png": self.plot,
                 "/api/search": self.api_search,
                 "/api/dashboard": self.api_dashboard,
+                "/review": self.review,
+                "/api/review": self.api_review,
             }.get(url.path)
             if route is None:
                 self._html(pages.page("not found", "<h1>not found</h1>"), 404)
@@ -133,6 +144,80 @@ class Handler(BaseHTTPRequestHandler):
         except Exception:  # one bad request must not stop the server
             logger.exception("error serving %s", self.path)
             self._html(pages.page("error", "<h1>internal error</h1>"), 500)
+
+    def do_POST(self) -> None:
+        if not self._host_ok():
+            return
+        try:
+            if urlsplit(self.path).path != "/api/label":
+                return self._json({"error": "not found"}, HTTPStatus.NOT_FOUND)
+            self.post_label()
+        except Exception:  # one bad request must not stop the server
+            logger.exception("error serving POST %s", self.path)
+            self._json({"error": "internal error"}, HTTPStatus.INTERNAL_SERVER_ERROR)
+
+    def post_label(self) -> None:
+        """``url``, ``label`` (``on``/``off``) and the server's ``token``, form-encoded (the
+        review page's buttons) or JSON; a form post is answered with a redirect to /review."""
+        from focuscrawl.relevance.labels import LabelError, add_label
+
+        if self.server.sources.labels is None:
+            return self._json({"error": "no label file"}, HTTPStatus.SERVICE_UNAVAILABLE)
+        try:
+            length = int(self.headers.get("Content-Length") or "0")
+        except ValueError:
+            length = -1
+        if not 0 < length <= MAX_POST:
+            return self._json({"error": "body missing or too large"}, HTTPStatus.BAD_REQUEST)
+        body = self.rfile.read(length)
+        ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        form: dict[str, Any]
+        if ctype == "application/json":
+            try:
+                form = json.loads(body)
+            except ValueError:
+                form = {}
+            form = form if isinstance(form, dict) else {}
+        else:
+            form = {k: v[-1] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        if not hmac.compare_digest(str(form.get("token", "")), self.server.token):
+            return self._json({"error": "bad token"}, HTTPStatus.FORBIDDEN)
+        if form.get("label") not in ("on", "off"):
+            return self._json({"error": "label is on or off"}, HTTPStatus.BAD_REQUEST)
+        try:
+            label = add_label(
+                self.server.sources.labels, form.get("url"), form["label"] == "on", "review"
+            )
+        except LabelError as exc:
+            return self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
+        if ctype == "application/json":
+            return self._json({"url": label.url, "on_topic": label.on_topic})
+        self.send_response(HTTPStatus.SEE_OTHER)
+        self.send_header("Location", "/review")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _review(self, limit: int = 20) -> tuple[list[dict[str, Any]], Any]:
+        from focuscrawl.relevance.labels import LabelBook, read_labels
+        from focuscrawl.web.review import review_candidates
+
+        sources = self.server.sources
+        book = read_labels(sources.labels) if sources.labels else LabelBook("/nonexistent")
+        return review_candidates(sources.crawl_log, sources.index, book, limit), book
+
+    def review(self, params: dict[str, str]) -> None:
+        from focuscrawl.web.review import review_page
+
+        candidates, book = self._review()
+        self._html(review_page(candidates, book, self.server.token))
+
+    def api_review(self, params: dict[str, str]) -> None:
+        try:
+            limit = max(1, min(200, int(params.get("n", "20"))))
+        except ValueError:
+            return self._json({"error": "n must be a number"}, HTTPStatus.BAD_REQUEST)
+        candidates, book = self._review(limit)
+        self._json({"pages": candidates, "labelled": len(book)})
 
     def _host_ok(self) -> bool:
         """False (and answered: 400 without a Host, else 421) unless the Host header names this
@@ -156,7 +241,7 @@ class Handler(BaseHTTPRequestHandler):
             if not query:
                 return None, None, n
             return index.search(query, limit=limit, weights=self.server.sources.weights), None, n
-        except QueryError as exc:
+        except (QueryError, IndexStoreError) as exc:
             return None, str(exc), n
         finally:
             index.close()
@@ -219,6 +304,8 @@ class WebServer(ThreadingHTTPServer):
         self, address: tuple[str, int], sources: Sources, extra_hosts: Iterable[str] = ()
     ) -> None:
         self.sources = sources
+        # the review page's POSTs carry it: a page of another site cannot read it
+        self.token = secrets.token_urlsafe(24)
         self.rejected_hosts = 0  # requests refused for their Host header
         self._rejected_lock = threading.Lock()
         self._logged_hosts: set[str] = set()

@@ -16,7 +16,7 @@ import time
 from html import escape
 from typing import Any
 
-from focuscrawl.index.store import PageIndex
+from focuscrawl.index.backend import IndexStore
 from focuscrawl.web.data import counted_crawl
 from focuscrawl.web.pages import page, safe_href
 
@@ -35,7 +35,7 @@ li.item-added a{color:#14532d} li.item-removed a{color:#991b1b}
 """
 
 
-def changes_data(index: PageIndex | None, limit: int = MAX_PAGES) -> dict[str, Any]:
+def changes_data(index: IndexStore | None, limit: int = MAX_PAGES) -> dict[str, Any]:
     """The last crawl's significant changes and that crawl's record (JSON-ready)."""
     if index is None:
         return {"index": False, "crawl": None, "total": 0, "all_significant": 0, "changes": []}

@@ -24,7 +24,7 @@ def page(title: str, body: str) -> str:
         "<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
         '<nav><a href="/">search</a><a href="/dashboard">dashboard</a>'
-        '<a href="/changes" id="nav-changes">changes</a></nav>'
+        '<a href="/changes" id="nav-changes">changes</a><a href="/review">review</a></nav>'
         f"{body}</body></html>"
     )
 

@@ -24,6 +24,7 @@ from focuseval.site import Site, loopback_hosts
 CORPORA = (
     "synthetic",
     "evolving",
+    "evolving-signals",
     "wikispeedia",
     "dressed",
     "hostile",
@@ -34,6 +35,7 @@ CORPORA = (
 DEFAULT_HOSTS = {
     "synthetic": 6,
     "evolving": 3,
+    "evolving-signals": 5,
     "wikispeedia": 8,
     "dressed": 65,  # 64 sites in real chrome and the external host (404 only)
     "hostile": 1,
@@ -62,6 +64,10 @@ def build_site(
         from focuseval.evolving import synthetic_evolving
 
         return synthetic_evolving(hosts=hosts, port=port, seed=seed)
+    if corpus == "evolving-signals":  # the evolving web, its hosts' sitemaps/feeds of 5 kinds
+        from focuseval.evolving_signals import synthetic_signal_web
+
+        return synthetic_signal_web(hosts, port, seed)  # type: ignore[return-value]
     if corpus == "wikispeedia":
         from focuseval.wikispeedia import WikispeediaCorpus, WikispeediaSite
 

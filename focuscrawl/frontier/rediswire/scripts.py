@@ -25,6 +25,8 @@ NAMES = (
     "requeue",
     "release",
     "seen",
+    "count",
+    "blame",
 )
 
 

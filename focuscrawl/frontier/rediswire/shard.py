@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import struct
 import time
 import zlib
@@ -22,7 +23,12 @@ from focuscrawl.credentials import redact_url
 from focuscrawl.frontier.base import FrontierEntry, HostBusy, PushResult, host_of
 from focuscrawl.frontier.quarantine import Probation, QuarantineRecord
 from focuscrawl.frontier.redis_entry import ENTRY_FORMAT, decode_entry, encode_entry
-from focuscrawl.frontier.redis_health import FrontierUnavailable, check_eviction_policy
+from focuscrawl.frontier.redis_health import (
+    FrontierLost,
+    FrontierUnavailable,
+    check_eviction_policy,
+    lost_message,
+)
 from focuscrawl.frontier.rediswire.layout import bloom_offsets, bloom_size, bucket_bits_for
 from focuscrawl.frontier.rediswire.pipeline import Command, Pipeline
 from focuscrawl.frontier.rediswire.replies import (
@@ -112,6 +118,8 @@ class QueueShard:
         self.probation = Probation()
         self._bucket_bits = 0
         self._bloom: tuple[int, int] | None = None
+        self.epoch = 0  # the crawl's epoch in P:meta, read at open
+        self.mark_dir: str | None = None  # where dead workers' work marks are (workmark)
         self._next_requeue = 0.0
 
     # -- the connection's state, as the scheduler and its guard see it --------------------
@@ -168,9 +176,12 @@ class QueueShard:
         if self.bloom_error_rate > 0:
             bits, hashes = bloom_size(self.capacity, self.bloom_error_rate)
             wanted |= {"bloom_bits": bits, "bloom_hashes": hashes}
+        # the epoch: set by the first worker of a crawl; gone when Redis lost the frontier
+        wanted["epoch"] = int.from_bytes(os.urandom(6), "big") or 1
         for field, value in wanted.items():
             client.hsetnx(meta_key, field, value)  # the first worker fixes the layout
         meta = {k.decode(): int(v) for k, v in client.hgetall(meta_key).items()}
+        self.epoch = meta["epoch"]
         if meta["format"] != ENTRY_FORMAT:
             raise RuntimeError(
                 f"{meta_key} was written in entry format {meta['format']}, this focuscrawl "
@@ -410,9 +421,26 @@ class QueueShard:
         return bool(self.run("seen", [fingerprint[:8], self.offsets(fingerprint)]))
 
     def __len__(self) -> int:
-        n = self.wire.call(("GET", f"{self.prefix}:n"))
+        n = self.queued(self.wire.call(self.count_command()))
         # read by now: the entry popped ahead is counted, it is this worker's next entry
-        return int(n or 0) + (1 if self.ahead.entry else 0)
+        return n + (1 if self.ahead.entry else 0)
+
+    def blame(self, fingerprint: bytes) -> int:
+        """A dead worker died working on this entry: one more death (the ``blame`` script)."""
+        return int(self.run("blame", [fingerprint[:8]]))
+
+    def count_command(self) -> Command:
+        """Entries queued and the crawl's epoch, in one script (as cheap as a ``GET``)."""
+        return self.command("count", [])
+
+    def queued(self, reply: Any) -> int:
+        """The count of a :meth:`count_command` reply; :class:`FrontierLost` when the epoch
+        this worker opened the crawl with is gone (checked whenever the crawl asks whether
+        anything is left: before it would end as finished)."""
+        n, epoch = reply
+        if self.epoch and epoch != str(self.epoch).encode() and epoch != str(self.epoch):
+            raise FrontierLost(lost_message(f"{self.prefix} at {redact_url(self.url)}"))
+        return int(n or 0)
 
     def in_flight(self) -> int:
         return int(self.wire.call(("ZCARD", f"{self.prefix}:lease")))

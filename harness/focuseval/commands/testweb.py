@@ -18,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=[
             "synthetic",
             "evolving",
+            "evolving-signals",
             "wikispeedia",
             "dressed",
             "hostile",

@@ -207,6 +207,7 @@ local function ack_one(fp8, offsets)
   redis.call('ZREM', P .. ':lease', fp8)
   redis.call('HDEL', P .. ':inflight', fp8)
   redis.call('HDEL', P .. ':attempts', fp8)
+  redis.call('HDEL', P .. ':guilty', fp8)
   local key, field = idx(fp8)
   local v = redis.call('HGET', key, field)
   if v and v ~= '' then

@@ -1,6 +1,7 @@
 -- ARGV[4] batch size, [5] attempts at which an entry is quarantined (0: never). An expired lease
--- is a delivery that was never acknowledged: one more attempt in the entry's flags byte, or the
--- quarantine. Returns {expired leases handled, re-queued, seconds until the earliest lease left
+-- is a delivery that was never acknowledged; it counts as an attempt only when a dead worker's
+-- work mark blamed the entry (P:guilty, the blame script): its deaths go in the entry's flags
+-- byte, or it is quarantined. A bystander comes back with its count unchanged. Returns {expired leases handled, re-queued, seconds until the earliest lease left
 -- expires (a string; -1: no lease left), fp8, quarantine value, ...}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
@@ -19,18 +20,22 @@ for _, fp8 in ipairs(due) do
     local rest = string.sub(e, 10 + hl)
     local key, field = idx(fp8)
     if redis.call('HGET', key, field) == '' then
-      local tries = math.min(attempts_of(rest) + 1, 31)
+      local tries = math.min(math.max(attempts_of(rest),
+        tonumber(redis.call('HGET', P .. ':guilty', fp8) or 0)), 31)
       if limit > 0 and tries >= limit then
         -- a poison page: stays seen (a link found to it again is a duplicate), recorded
         local value = struct.pack('>Bd', tries, now) .. e
         redis.call('HDEL', P .. ':attempts', fp8)
+        redis.call('HDEL', P .. ':guilty', fp8)
         redis.call('HSET', P .. ':quarantine', fp8, value)
         redis.call('HINCRBY', P .. ':stats', 'quarantine/urls', 1)
         out[#out + 1] = fp8
         out[#out + 1] = value
       else
-        rest = with_attempts(rest, tries)
-        redis.call('HSET', P .. ':attempts', fp8, tries)
+        if tries > 0 then
+          rest = with_attempts(rest, tries)
+          redis.call('HSET', P .. ':attempts', fp8, tries)
+        end
         redis.call('HSET', key, field, score8)
         redis.call('INCR', P .. ':n')
         insert(host, struct.unpack('>d', score8), rest)

@@ -1,0 +1,258 @@
+"""The index on PostgreSQL beside the SQLite index (issue 30): indexing cost, search quality,
+query latency, the index pipeline's throughput. Prints each figure for both and the ratio.
+
+* indexing: ``--pages`` pages (Wikispeedia paragraphs, as bench_index.py) upserted and committed
+  every 64 (the pipeline's default), wall and this process's CPU per page; target PG ≤ 1.5×;
+* search quality: the shared search-quality bench (bench_search_quality.py: same corpus,
+  queries and judgements) on both, nDCG@10 per ranking; target |PG - SQLite| ≤ 0.02;
+* latency: 300 queries of 1-3 words at ``--latency-pages`` pages, p50/p99 wall and client CPU
+  (PostgreSQL's own CPU is in the server process: the wall time includes it); target p99 < 50 ms;
+* pipeline: items through ``IndexPipeline`` (commit every 64, answered at commit), items/s.
+
+PostgreSQL is a cluster of the bench's own (initdb on a free loopback port, as the tests do:
+tests/pg_server.py), or ``--pg-url``'s database (its ``focuscrawl_*`` tables are replaced).
+
+    .venv/bin/python bench/bench_index_pg.py [--pages 5000] [--latency-pages 20000] [--quality]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.bench_index import PageMaker, corpus_paragraphs, pct, query_words  # noqa: E402
+from focuscrawl.index import RankWeights  # noqa: E402
+from focuscrawl.index.backend import IndexStore, open_index  # noqa: E402
+
+COMMIT_EVERY = 64
+
+
+def fresh_pg(admin_url: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def fill(ix: IndexStore, maker: PageMaker, n: int) -> tuple[float, float]:
+    """Seconds of wall and CPU to upsert ``n`` pages, committing every COMMIT_EVERY."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    for i in range(n):
+        url, title, text, rel = maker.page(i)
+        ix.upsert(url, title, text, relevance=rel)
+        if i % COMMIT_EVERY == COMMIT_EVERY - 1:
+            ix.commit()
+    ix.commit()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def latency(ix: IndexStore, queries: list[str]) -> tuple[list[float], list[float]]:
+    ix.search(queries[0])
+    wall, cpu = [], []
+    for q in queries:
+        t0, c0 = time.perf_counter(), time.thread_time()
+        ix.search(q, limit=10, weights=RankWeights())
+        wall.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.thread_time() - c0) * 1000)
+    return wall, cpu
+
+
+def pipeline_rate(location: str, tmp: Path, maker: PageMaker, n: int) -> float:
+    """Items per second through IndexPipeline (every item answered at its commit)."""
+    from scrapy.utils.misc import build_from_crawler
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.items import PageItem
+    from focuscrawl.pipelines.index import IndexPipeline
+
+    crawler = get_crawler(
+        settings_dict={"FOCUSCRAWL_DATA_DIR": str(tmp), "FOCUSCRAWL_INDEX_URL": location}
+    )
+    crawler.stats.open_spider()
+    pipe = build_from_crawler(IndexPipeline, crawler)
+    pipe.open_spider()
+    items = []
+    for i in range(n):
+        url, title, text, rel = maker.page(i, version=3)
+        items.append(
+            PageItem(url=url, title=title, text=text, relevance=rel, relevant=True, change="new")
+        )
+    t0 = time.perf_counter()
+    for item in items:
+        pipe.process_item(item)
+    pipe.close_spider()
+    return n / (time.perf_counter() - t0)
+
+
+def row(name: str, sqlite: float, pg: float, unit: str, target: str = "") -> None:
+    ratio = pg / sqlite if sqlite else float("nan")
+    print(
+        f"  {name:<34} SQLite {sqlite:9.3f} {unit:<6} PG {pg:9.3f} {unit:<6} PG/SQLite {ratio:5.2f}x {target}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=int, default=5000, help="pages for the indexing cost")
+    ap.add_argument("--latency-pages", type=int, default=20_000, help="index size for latency")
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--pipeline-items", type=int, default=3000)
+    ap.add_argument("--quality", action="store_true", help="also run the search-quality bench")
+    ap.add_argument("--crawl-pages", type=int, default=600, help="pages per crawl (0: no crawl)")
+    ap.add_argument("--crawl-rounds", type=int, default=2)
+    ap.add_argument("--pg-url", default="", help="an admin URL of an existing server")
+    args = ap.parse_args(argv)
+    server: Any = None
+    admin = args.pg_url
+    if not admin:
+        from tests.pg_server import PostgresServer
+
+        server = PostgresServer()
+        server.init()
+        server.start()
+        admin = server.url()
+    try:
+        return run(args, admin)
+    finally:
+        if server is not None:
+            server.remove()
+
+
+def run(args: argparse.Namespace, admin: str) -> int:
+    rng = random.Random(42)
+    paras = corpus_paragraphs()
+    maker = PageMaker(paras)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        print(f"indexing {args.pages} pages (commit every {COMMIT_EVERY}):")
+        lite = open_index(tmp / "cost.sqlite")
+        lite_wall, lite_cpu = fill(lite, maker, args.pages)
+        lite.close()
+        pg = open_index(fresh_pg(admin, "bench_cost"))
+        pg_wall, pg_cpu = fill(pg, maker, args.pages)
+        pg.close()
+        ms = 1000 / args.pages
+        row("wall per page", lite_wall * ms, pg_wall * ms, "ms", "(target <= 1.5x)")
+        row("client CPU per page", lite_cpu * ms, pg_cpu * ms, "ms")
+
+        print(f"query latency at {args.latency_pages} pages, {args.queries} queries of 1-3 words:")
+        words = query_words(paras, rng)
+        queries = [
+            " ".join(rng.sample(words, rng.choice((1, 2, 2, 3)))) for _ in range(args.queries)
+        ]
+        sizes: dict[str, tuple[list[float], list[float]]] = {}
+        for name, location in (
+            ("sqlite", str(tmp / "latency.sqlite")),
+            ("pg", fresh_pg(admin, "bench_latency")),
+        ):
+            ix = open_index(location)
+            fill(ix, maker, args.latency_pages)
+            ix.optimize()
+            sizes[name] = latency(ix, queries)
+            ix.close()
+        for label, k in (("wall", 0), ("CPU (client)", 1)):
+            for p in (50, 99):
+                row(
+                    f"{label} p{p}",
+                    pct(sizes["sqlite"][k], p),
+                    pct(sizes["pg"][k], p),
+                    "ms",
+                    "(target p99 < 50 ms)" if (label, p) == ("wall", 99) else "",
+                )
+
+        print(f"index pipeline, {args.pipeline_items} new relevant items:")
+        lite_rate = pipeline_rate(str(tmp / "pipe.sqlite"), tmp, maker, args.pipeline_items)
+        pg_rate = pipeline_rate(fresh_pg(admin, "bench_pipe"), tmp, maker, args.pipeline_items)
+        row("items/s", lite_rate, pg_rate, "/s", "(target >= 0.95x)")
+
+    if args.crawl_pages:
+        crawl(admin, args.crawl_pages, args.crawl_rounds)
+    if args.quality:
+        quality(admin)
+    return 0
+
+
+def crawl(admin: str, pages: int, rounds: int) -> None:
+    """``scrapy crawl topical`` of the synthetic test web with each index, alternating."""
+    import json
+    import os
+    import statistics
+
+    from focuseval.testweb import TestWebProcess
+
+    from bench.bench_crawl import COMMON
+    from bench.bench_crawl import run as run_crawl
+    from focuscrawl.netguard import allow_private_args
+
+    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
+    rates: dict[str, list[float]] = {"sqlite": [], "pg": []}
+    with TestWebProcess(corpus="synthetic") as web, tempfile.TemporaryDirectory() as tmp:
+        topic = Path(tmp) / "topic.toml"
+        seeds = web.seeds["birds"]
+        topic.write_text(f'name = "birds"\nkeywords = ["birds"]\nseeds = {json.dumps(seeds)}\n')
+        for r in range(rounds):
+            for name in ("sqlite", "pg"):
+                stats = Path(tmp) / f"{name}{r}.json"
+                index = str(Path(tmp) / f"{name}{r}.sqlite")
+                if name == "pg":
+                    index = fresh_pg(admin, f"bench_crawl{r}")
+                cmd = [
+                    sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic}",
+                    *COMMON,
+                    "-s", f"CLOSESPIDER_PAGECOUNT={pages}",
+                    "-s", f"FOCUSCRAWL_STATS_FILE={stats}",
+                    "-s", f"FOCUSCRAWL_DATA_DIR={tmp}/data-{name}{r}",
+                    "-s", f"FOCUSCRAWL_INDEX_URL={index}",
+                    *allow_private_args(web.hosts),
+                ]  # fmt: skip
+                rates[name].append(run_crawl(cmd, stats, env, Path(__file__).parent.parent))
+            print(
+                f"  round {r + 1}: SQLite {rates['sqlite'][-1]:.1f} pages/s, PG {rates['pg'][-1]:.1f}"
+            )
+    print(f"crawl of the synthetic test web, {pages} pages, median of {rounds} rounds:")
+    row(
+        "pages/s",
+        statistics.median(rates["sqlite"]),
+        statistics.median(rates["pg"]),
+        "/s",
+        "(target >= 0.95x)",
+    )
+
+
+def quality(admin: str) -> None:
+    from bench import bench_search_quality as sq
+
+    results: dict[str, dict[tuple[int, str], float]] = {"sqlite": {}, "pg": {}}
+    makers: dict[str, Callable[[Path], IndexStore] | None] = {
+        "sqlite": None,
+        "pg": lambda _folder: open_index(fresh_pg(admin, "bench_quality")),
+    }
+    for name, make in makers.items():
+        print(f"\n== search quality, {name}")
+        sq.main(["--topics", "8"], make_index=make, results=results[name])
+    print("\nsearch quality (nDCG@10), PG against SQLite (target: within 0.02):")
+    worst, deficit = 0.0, 0.0
+    for key, lite in results["sqlite"].items():
+        pg = results["pg"][key]
+        worst, deficit = max(worst, abs(pg - lite)), max(deficit, lite - pg)
+        print(
+            f"  seeds {key[0]} {key[1]:<24} SQLite {lite:.3f}  PG {pg:.3f}  diff {pg - lite:+.3f}"
+        )
+    print(
+        f"  largest difference {worst:.3f} ({'within' if worst <= 0.02 else 'ABOVE'} 0.02);"
+        f" largest shortfall of PG {max(deficit, 0.0):.3f}"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

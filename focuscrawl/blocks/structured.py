@@ -1,0 +1,181 @@
+"""Structured data as content: the product facts a page declares in JSON-LD, microdata and
+OpenGraph (name, description, price and currency, availability, brand, sku, declared
+properties), as short ``"field: value"`` lines in ``Page.facts``.
+
+Change detection reads them (a price or availability change is a change of the content even
+when the visible price is drawn by a script), and the partition reads them as the main text of
+a product page that shows no text of its own (rendered by JavaScript, the facts served in
+JSON-LD). Everything is hostile and bounded: at most ``MAX_JSON_LD_BLOBS`` blobs of at most
+``MAX_JSON_LD_CHARS`` characters are parsed (``json.loads``; a deeper nesting than the parser's
+recursion limit is a parse error, caught), the parsed value is walked iteratively to
+``MAX_JSON_LD_DEPTH`` levels and ``MAX_JSON_LD_NODES`` nodes, at most ``MAX_FACTS`` facts of
+at most ``MAX_FACT_CHARS`` characters are kept, and what was cut is counted in ``Page.cuts``
+(``json_ld``). Linear in what is read. No Scrapy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from lxml import etree
+
+MAX_JSON_LD_BLOBS = 8  # <script type="application/ld+json"> elements parsed per page
+MAX_JSON_LD_CHARS = 100_000  # a longer blob is skipped (and counted): real ones are a few KB
+MAX_JSON_LD_DEPTH = 8  # levels of a parsed blob walked (@graph > Product > offers > Offer …)
+MAX_JSON_LD_NODES = 2_000  # dicts and lists visited per page
+MAX_FACTS = 60
+MAX_FACT_CHARS = 300  # a longer value (a description) is cut to this many characters
+MAX_META = 200  # <meta>/<link> elements with itemprop or product/og property read per page
+MAX_PROPERTIES = 40  # additionalProperty name/value pairs read (the declared spec rows)
+
+#: schema.org types whose fields are facts (the last path part, lower-cased)
+PRODUCT_TYPES = frozenset(
+    {
+        "product",
+        "productgroup",
+        "individualproduct",
+        "productmodel",
+        "car",
+        "vehicle",
+        "offer",
+        "aggregateoffer",
+        "book",
+        "softwareapplication",
+    }  # fmt: skip
+)
+#: fields of a product or offer read as facts, in the order they are reported
+FIELDS = ("name", "brand", "sku", "gtin13", "mpn", "description", "price", "lowprice",
+          "highprice", "pricecurrency", "availability", "itemcondition", "color", "size")  # fmt: skip
+#: OpenGraph / Facebook product properties (``<meta property=…>``) read as facts
+OG_FIELDS = {
+    "product:price:amount": "price",
+    "product:price:currency": "pricecurrency",
+    "og:price:amount": "price",
+    "og:price:currency": "pricecurrency",
+    "product:availability": "availability",
+    "og:availability": "availability",
+    "product:brand": "brand",
+    "product:condition": "itemcondition",
+}
+_META = etree.XPath(
+    "//meta[@itemprop or starts-with(@property, 'product:') or starts-with(@property, 'og:p')"
+    " or starts-with(@property, 'og:a')] | //link[@itemprop]"
+)
+
+
+def facts_of(
+    root: etree._Element, json_ld: Iterable[str], cuts: dict[str, int], meta: bool = True
+) -> list[str]:
+    """The product facts of the page under ``root`` whose JSON-LD texts are ``json_ld``; the
+    ``<meta>``/``<link>`` facts only when ``meta`` (the page declares an ``og:type`` or an
+    ``itemtype``: other pages are not searched for them)."""
+    facts: list[str] = []
+    seen: set[str] = set()
+
+    def add(field: str, value: Any) -> None:
+        if (
+            len(facts) >= MAX_FACTS
+            or isinstance(value, bool)
+            or not isinstance(value, str | int | float)
+        ):
+            return
+        text = " ".join(str(value).split())
+        if field in ("availability", "itemcondition"):
+            text = text.rsplit("/", 1)[-1]  # https://schema.org/InStock -> InStock
+        if not text:
+            return
+        if len(text) > MAX_FACT_CHARS:
+            text = text[:MAX_FACT_CHARS]
+            cuts["facts"] = cuts.get("facts", 0) + 1
+        line = f"{field}: {text}"
+        if line not in seen:
+            seen.add(line)
+            facts.append(line)
+
+    _json_ld_facts(json_ld, add, cuts)
+    if meta:
+        _meta_facts(root, add)
+    return facts
+
+
+def _json_ld_facts(json_ld: Iterable[str], add: Any, cuts: dict[str, int]) -> None:
+    budget = MAX_JSON_LD_NODES
+    for i, text in enumerate(json_ld):
+        if i >= MAX_JSON_LD_BLOBS or len(text) > MAX_JSON_LD_CHARS:
+            cuts["json_ld"] = cuts.get("json_ld", 0) + 1
+            continue
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            continue  # not JSON, or nested past the parser's limit: no facts from it
+        stack: list[tuple[Any, int]] = [(value, 0)]
+        while stack and budget > 0:
+            node, depth = stack.pop()
+            budget -= 1
+            if depth > MAX_JSON_LD_DEPTH:
+                cuts["json_ld"] = cuts.get("json_ld", 0) + 1
+                continue
+            if isinstance(node, list):
+                stack.extend((v, depth + 1) for v in reversed(node[:MAX_JSON_LD_NODES]))
+            elif isinstance(node, dict):
+                if _is_product(node.get("@type")):
+                    _fields(node, add)
+                for v in node.values():
+                    if isinstance(v, dict | list):
+                        stack.append((v, depth + 1))
+        if budget <= 0:
+            cuts["json_ld"] = cuts.get("json_ld", 0) + 1
+            return
+
+
+def _is_product(types: Any) -> bool:
+    listed = types if isinstance(types, list) else [types]
+    return any(isinstance(t, str) and t.rsplit("/", 1)[-1].lower() in PRODUCT_TYPES for t in listed)
+
+
+def _fields(node: dict[str, Any], add: Any) -> None:
+    lowered = {k.lower(): v for k, v in node.items() if isinstance(k, str)}
+    for field in FIELDS:
+        value = lowered.get(field)
+        if isinstance(value, dict):  # "brand": {"@type": "Brand", "name": "Google"}
+            value = value.get("name")
+        add(field, value)
+    props = lowered.get("additionalproperty")
+    for prop in (props if isinstance(props, list) else [props])[:MAX_PROPERTIES]:
+        if isinstance(prop, dict) and isinstance(prop.get("name"), str):
+            unit = prop.get("unitText") or prop.get("unitCode") or ""
+            value = prop.get("value")
+            if isinstance(value, str | int | float) and isinstance(unit, str) and unit:
+                value = f"{value} {unit}"
+            add(" ".join(prop["name"].split())[:60].lower() or "property", value)
+
+
+def _meta_facts(root: etree._Element, add: Any) -> None:
+    for n, el in enumerate(_META(root)):  # type: ignore[arg-type, union-attr]
+        if n >= MAX_META:
+            break
+        prop = el.get("itemprop")  # type: ignore[union-attr]
+        if prop:
+            field = prop.strip().lower()
+            if field in FIELDS:
+                add(field, el.get("content") or el.get("href") or "")  # type: ignore[union-attr]
+            continue
+        field = OG_FIELDS.get((el.get("property") or "").strip().lower(), "")  # type: ignore[union-attr]
+        if field:
+            add(field, el.get("content") or "")  # type: ignore[union-attr]
+
+
+#: the facts read as a page's text when it shows none of its own, in this order
+TEXT_FIELDS = ("name", "brand", "description", "price", "pricecurrency", "availability")
+
+
+def facts_as_text(facts: list[str]) -> str:
+    """The values of the name, brand, description, price and availability facts, in that
+    order, as one text (the main text of a page that shows none)."""
+    by_field: dict[str, str] = {}
+    for fact in facts:
+        field, _, value = fact.partition(": ")
+        by_field.setdefault(field, value)
+    return " ".join(by_field[f] for f in TEXT_FIELDS if f in by_field)
