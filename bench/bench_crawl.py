@@ -38,9 +38,21 @@ COMMON = [
 
 
 def run(cmd: list[str], stats_path: Path, env: dict[str, str], cwd: str | Path) -> float:
+    return pages_per_s(run_stats(cmd, stats_path, env, cwd))
+
+
+def run_stats(cmd: list[str], stats_path: Path, env: dict[str, str], cwd: str | Path) -> dict:
     subprocess.run(cmd, check=True, env=env, cwd=cwd, timeout=900)
-    stats = json.loads(stats_path.read_text())
+    return json.loads(stats_path.read_text())
+
+
+def pages_per_s(stats: dict) -> float:
     return stats["response_received_count"] / stats["elapsed_time_seconds"]
+
+
+def harvest_rate(stats: dict) -> float:
+    judged = stats.get("focuscrawl/harvest/pages", 0)
+    return stats.get("focuscrawl/harvest/relevant", 0) / judged if judged else 0.0
 
 
 def main() -> None:
@@ -60,7 +72,7 @@ def main() -> None:
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     # the baseline runs outside the project: plain Scrapy defaults, no focuscrawl add-on
     plain_env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
-    plain, topical = [], []
+    plain, topical, harvest = [], [], []
     with TestWebProcess(corpus="synthetic") as web, tempfile.TemporaryDirectory() as tmp:
         seeds = web.seeds[args.topic]
         topic = Path(tmp) / "topic.toml"
@@ -108,14 +120,18 @@ def main() -> None:
             for setting in args.set:
                 topical_cmd += ["-s", setting]
             plain.append(run(plain_cmd, sp, plain_env, tmp))
-            topical.append(run(topical_cmd, st, env, HERE.parent))
+            stats = run_stats(topical_cmd, st, env, HERE.parent)
+            topical.append(pages_per_s(stats))
+            harvest.append(harvest_rate(stats))
             print(
                 f"round {r + 1}: plain {plain[-1]:.1f} pages/s, topical {topical[-1]:.1f} pages/s"
+                f" (harvest rate {harvest[-1]:.3f})"
             )
     p, t = statistics.median(plain), statistics.median(topical)
     print(f"\nplain Scrapy BFS  {p:8.1f} pages/s (median of {args.rounds})")
     print(f"focuscrawl topical {t:8.1f} pages/s (median of {args.rounds})")
     print(f"ratio topical / plain = {t / p:.2f} (target >= 0.8)")
+    print(f"topical harvest rate {statistics.median(harvest):.3f} (median of {args.rounds})")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,9 @@ def crawl_once(web: TestWebProcess, dedup: bool, tmp: Path) -> dict[str, Any]:
     m = dedup_metrics(log, site.groups()).as_dict()
     m["pages_per_s"] = round(len(log) / float(stats["elapsed_time_seconds"]), 1)
     m["links_not_followed"] = stats.get("focuscrawl/dedup/links_not_followed", 0)
+    m["relevant"] = stats.get("focuscrawl/harvest/relevant", 0)
+    judged = stats.get("focuscrawl/harvest/pages", 0)
+    m["harvest_rate"] = round(m["relevant"] / judged, 4) if judged else 0.0
     return m
 
 
@@ -87,7 +90,8 @@ def bench_crawl(rounds: int) -> None:
                 tmp.mkdir(exist_ok=True)
                 runs[dedup].append(crawl_once(web, dedup, tmp))
     keys = ["fetched", "duplicates", "expanded", "via_duplicates", "marked", "false_marks"]
-    keys += ["marked_share", "false_share", "links_not_followed", "pages_per_s"]
+    keys += ["marked_share", "false_share", "links_not_followed", "relevant", "harvest_rate"]
+    keys += ["pages_per_s"]
     print(f"crawl: mirrored web, bfs to the end, {rounds} round(s); median of rounds")
     print(f"  {'':20} {'dedup off':>10} {'dedup on':>10} {'on/off':>8}")
     for key in keys:

@@ -53,6 +53,8 @@ ITEM_PIPELINES = {
     "focuscrawl.pipelines.dedup.DuplicatePipeline": 310,
     "focuscrawl.pipelines.change.ChangeDetectionPipeline": 500,
     "focuscrawl.pipelines.index.IndexPipeline": 800,
+    # FOCUSCRAWL_CHANGE_WEBHOOK only: significant changes to a webhook, through an outbox
+    "focuscrawl.pipelines.webhook.ChangeWebhookPipeline": 900,
     "focuscrawl.middlewares.workmark.WorkEndPipeline": 999,
 }
 EXTENSIONS = {
@@ -84,6 +86,9 @@ SCRAPY_DEFAULTS: dict[str, Any] = {
     "DOWNLOAD_MAXSIZE": 10 * 1024 * 1024,
     "DOWNLOAD_WARNSIZE": 2 * 1024 * 1024,
     "DOWNLOAD_TIMEOUT": 30,
+    # a dropped item (every unchanged page of a recrawl, every irrelevant page) is counted and
+    # summarised, not logged as a WARNING with its whole text (DEBUG: one line with its URL)
+    "LOG_FORMATTER": "focuscrawl.extensions.logformatter.QuietLogFormatter",
 }
 
 

@@ -463,6 +463,33 @@ _add(
     **FRACTION,
     experimental=True,
 )
+_add(
+    "FOCUSCRAWL_CHANGE_WEBHOOK",
+    "",
+    "An http(s) URL that gets every significant change as a JSON POST (`url`, `title`, `diff`), from a thread of its own, through a durable outbox in `FOCUSCRAWL_DATA_DIR` (sent once; what a receiver down missed is sent later, by the next crawl if need be). The address policy (`FOCUSCRAWL_ALLOW_PRIVATE`) applies. Empty: off (docs/change.md).",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_WEBHOOK_SECRET",
+    "",
+    "With a webhook: sign each body, `X-Focuscrawl-Signature: sha256=<HMAC-SHA256>`; never logged.",
+)
+_add(
+    "FOCUSCRAWL_CHANGE_WEBHOOK_RETRY",
+    1.0,
+    "Seconds before a failed webhook delivery is tried again; doubled on every failure, up to `FOCUSCRAWL_CHANGE_WEBHOOK_RETRY_MAX`.",
+    minimum=0.001,
+)
+_add(
+    "FOCUSCRAWL_CHANGE_WEBHOOK_RETRY_MAX",
+    600.0,
+    "The longest back-off between two tries of a webhook delivery, in seconds.",
+    minimum=0.001,
+)
+_add(
+    "FOCUSCRAWL_CHANGE_WEBHOOK_CLOSE_WAIT",
+    10.0,
+    "Seconds a closing crawl gives the webhook to deliver what is due; the rest waits in the outbox for the next crawl.",
+)
 
 _add(
     "FOCUSCRAWL_SIGNALS",
@@ -639,8 +666,8 @@ _add(
 # --- near-duplicates ---------------------------------------------------------------------
 _add(
     "FOCUSCRAWL_DEDUP",
-    False,
-    "Near-duplicate pages: a page whose main text is within `FOCUSCRAWL_DUPLICATE_BITS` of a page already fetched gets `duplicate_of` (that page's URL), is not judged or counted in the harvest again, and its links are not followed again (docs/dedup.md). With a Redis URL the index is shared by the crawl's workers (keys under `FOCUSCRAWL_REDIS_PREFIX`), else it is the process's own.",
+    True,
+    "Near-duplicate pages (on by default; False turns it off): a page whose main text is within `FOCUSCRAWL_DUPLICATE_BITS` of a page already fetched gets `duplicate_of` (that page's URL), is not judged or counted in the harvest again, and its links are not followed again (docs/dedup.md). With a Redis URL the index is shared by the crawl's workers (keys under `FOCUSCRAWL_REDIS_PREFIX`), else it is the process's own.",
 )
 _add(
     "FOCUSCRAWL_DUPLICATE_BITS",

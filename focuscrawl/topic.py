@@ -1,7 +1,21 @@
-"""A crawl's topic: a phrase, or a TOML file with keywords, seeds and example pages."""
+"""A crawl's topic: a phrase, or a TOML file with keywords, seeds and example pages.
+
+A topic file may also hold **watch rules** for recrawls, as page watchers expect::
+
+    [[watch]]
+    url = "https://shop.example/product/*"   # a glob of the pages it applies to
+    selector = "#price, .availability"         # compare only this part of the page (CSS)
+    ignore = ["Visitors today: \\d+"]          # text (regexes) that is not a change
+    price = "drop"                             # significant only when the price drops
+    price_below = 100.0                        # ... and only below this
+
+The first rule whose ``url`` matches a page applies (:mod:`focuscrawl.change.watch`).
+"""
 
 from __future__ import annotations
 
+import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +26,76 @@ class TopicError(ValueError):
     """The topic cannot be used; the message is one line for the user."""
 
 
+PRICE_DIRECTIONS = ("drop", "rise", "change")
+MAX_WATCH_RULES = 1000
+_WATCH_KEYS = frozenset({"url", "selector", "ignore", "price", "price_below"})
+
+
+@dataclass(frozen=True)
+class WatchRule:
+    """What a recrawl compares on the pages whose URL matches ``url`` (a glob)."""
+
+    url: str
+    selector: str = ""  # CSS selector: compare only what it selects ("" the whole content)
+    ignore: tuple[str, ...] = ()  # regexes of text that is not a change
+    price: str = ""  # "drop", "rise" or "change": significant only when the price does that
+    price_below: float | None = None  # ... and only when the new price is below this
+
+
+def parse_watch_rules(value: object, where: str) -> tuple[WatchRule, ...]:
+    """The ``[[watch]]`` tables of a topic file; :class:`TopicError` naming the bad entry."""
+    if not isinstance(value, list) or len(value) > MAX_WATCH_RULES:
+        raise TopicError(f"{where}: 'watch' must be a list of [[watch]] tables")
+    rules = []
+    for n, raw in enumerate(value, 1):
+        at = f"{where}: watch rule {n}"
+        if not isinstance(raw, dict):
+            raise TopicError(f"{at} must be a table")
+        unknown = sorted(set(raw) - _WATCH_KEYS)
+        if unknown:
+            raise TopicError(
+                f"{at}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_WATCH_KEYS))})"
+            )
+        url, selector, price = raw.get("url"), raw.get("selector", ""), raw.get("price", "")
+        if not isinstance(url, str) or not url.strip():
+            raise TopicError(f"{at}: 'url' must be a URL glob such as 'https://shop.example/*'")
+        if not isinstance(selector, str):
+            raise TopicError(f"{at}: 'selector' must be a CSS selector string")
+        if selector.strip():
+            from lxml.cssselect import CSSSelector, SelectorError  # lxml: already required
+
+            try:
+                CSSSelector(selector)
+            except SelectorError as exc:
+                raise TopicError(f"{at}: bad selector {selector!r}: {exc}") from None
+        ignore = raw.get("ignore", [])
+        if isinstance(ignore, str):
+            ignore = [ignore]
+        if not isinstance(ignore, list) or not all(isinstance(rx, str) for rx in ignore):
+            raise TopicError(f"{at}: 'ignore' must be a list of regexes")
+        for rx in ignore:
+            try:
+                re.compile(rx)
+            except re.error as exc:
+                raise TopicError(f"{at}: bad 'ignore' pattern {rx!r}: {exc}") from None
+        if price not in ("", *PRICE_DIRECTIONS):
+            raise TopicError(f"{at}: 'price' must be one of {', '.join(PRICE_DIRECTIONS)}")
+        below = raw.get("price_below")
+        if below is not None and (
+            isinstance(below, bool)
+            or not isinstance(below, int | float)
+            or not math.isfinite(below)
+        ):
+            raise TopicError(f"{at}: 'price_below' must be a number")
+        if below is not None and not price:
+            price = "change"
+        rules.append(
+            WatchRule(url.strip(), selector.strip(), tuple(ignore), price,
+                      None if below is None else float(below))
+        )  # fmt: skip
+    return tuple(rules)
+
+
 @dataclass
 class Topic:
     name: str
@@ -20,6 +104,7 @@ class Topic:
     examples: list[str] = field(default_factory=list)  # URLs or local HTML files
     negatives: list[str] = field(default_factory=list)
     source: str = ""  # the file it came from, "" for a phrase
+    watch: tuple[WatchRule, ...] = ()  # the [[watch]] rules of the topic file
 
     def example_files(self) -> list[Path]:
         return [Path(e) for e in self.examples if not _is_url(e)]
@@ -98,6 +183,7 @@ def _load_file(path: Path) -> Topic:
         examples=[_resolve(e, path) for e in _str_list(data, "examples", where)],
         negatives=[_resolve(e, path) for e in _str_list(data, "negatives", where)],
         source=str(path),
+        watch=parse_watch_rules(data.get("watch", []), where),
     )
     return topic
 

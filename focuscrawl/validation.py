@@ -84,6 +84,23 @@ def setting_errors(settings: SettingsLike, only_set: bool = False) -> list[str]:
     return errors
 
 
+def webhook_url_error(url: str) -> str | None:
+    """Why ``url`` cannot be ``FOCUSCRAWL_CHANGE_WEBHOOK``, or None (the secret is a setting of
+    its own: a URL's credentials would end up in logs and proxies)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        _ = parts.port
+    except ValueError:
+        return "FOCUSCRAWL_CHANGE_WEBHOOK is not a URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "FOCUSCRAWL_CHANGE_WEBHOOK must be an http:// or https:// URL with a host"
+    if parts.username or parts.password:
+        return "FOCUSCRAWL_CHANGE_WEBHOOK must not hold credentials: use FOCUSCRAWL_CHANGE_WEBHOOK_SECRET"
+    return None
+
+
 def _special_errors(settings: SettingsLike) -> Iterable[str]:
     features = settings.get("FOCUSCRAWL_LINK_LEARNER_FEATURES")
     if features is not None and (not str(features) or set(str(features)) - set("auhc")):
@@ -91,6 +108,11 @@ def _special_errors(settings: SettingsLike) -> Iterable[str]:
             "FOCUSCRAWL_LINK_LEARNER_FEATURES must be letters of 'auhc' "
             f"(anchor, URL, host, context), got {features!r}"
         )
+    webhook = settings.get("FOCUSCRAWL_CHANGE_WEBHOOK")
+    if webhook:
+        error = webhook_url_error(str(webhook))
+        if error:
+            yield error
     allow = settings.get("FOCUSCRAWL_ALLOW_PRIVATE")
     if allow:
         from focuscrawl.netguard import AddressPolicy

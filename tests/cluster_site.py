@@ -8,6 +8,7 @@ request that is surely in flight when its worker is killed).
 
 from __future__ import annotations
 
+import random
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -63,7 +64,10 @@ class ClusterSite:
         n = self.n_hosts * self.pages_per_host
         links = [(k + 1) % n, (k * 7 + 3) % n, (k * 13 + 5) % n, (k * 31 + 11) % n]
         anchors = "".join(f'<p><a href="{self.url(j)}">birds page {j} wings</a></p>' for j in links)
-        text = " ".join(WORDS[(k + i) % len(WORDS)] for i in range(60))
+        # drawn per page (not a rotation of WORDS, whose word pairs every page would share):
+        # distinct pages, not near-duplicates of each other (FOCUSCRAWL_DEDUP is on by default)
+        rng = random.Random(k)
+        text = " ".join(rng.choice(WORDS) for _ in range(60))
         return (
             f"<html><head><title>Birds {k}</title></head><body><h1>Birds {k}</h1>"
             f"<p>{text}</p>{anchors}</body></html>"

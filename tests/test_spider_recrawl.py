@@ -16,6 +16,7 @@ from focuseval.evolving import synthetic_evolving
 from focuseval.testweb import TestWebProcess
 
 from focuscrawl.netguard import allow_private_args
+from tests.test_change_webhook import Receiver, a_closed_port
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +63,7 @@ def crawl(tmp: Path, web: TestWebProcess, name: str, *args: str) -> tuple[list[d
         timeout=400,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    (tmp / f"{name}.log").write_text(proc.stderr)
     items = [json.loads(line) for line in (tmp / f"{name}.jsonl").read_text().splitlines()]
     return items, json.loads((tmp / f"{name}.json").read_text())
 
@@ -86,7 +88,18 @@ def test_recrawl_sends_only_significant_changes(
     assert changed, "the crawl should reach some of the pages the web will change"
 
     evolve(web, 4)  # significant: a sentence added (and some titles changed)
-    items, stats = crawl(tmp_path, web, "second", "-a", "mode=recrawl")
+    # the webhook's receiver is down for this cycle: its changes wait in the outbox
+    closed, port = a_closed_port(web.hosts[0])
+    hook = ["-s", f"FOCUSCRAWL_CHANGE_WEBHOOK=http://{web.hosts[0]}:{port}/hook"]
+    wait = [
+        "-s",
+        "FOCUSCRAWL_CHANGE_WEBHOOK_CLOSE_WAIT=1",
+        "-s",
+        "FOCUSCRAWL_CHANGE_WEBHOOK_RETRY=0.1",
+    ]
+    items, stats = crawl(tmp_path, web, "second", "-a", "mode=recrawl", *hook, *wait)
+    assert stats["focuscrawl/webhook/queued/added"] == len(changed)
+    assert stats.get("focuscrawl/webhook/delivered", 0) == 0
     assert {i["url"] for i in items} == changed
     assert all(i["change"] == "significant" for i in items)
     assert all(i["change_diff"].get("added") for i in items)  # the export says what changed
@@ -95,8 +108,26 @@ def test_recrawl_sends_only_significant_changes(
     # found again through a link, or FOCUSCRAWL_CHANGE_VALIDATE_EVERY's periodic full GET)
     not_modified = stats["downloader/response_status_count/304"]
     assert not_modified <= stats["focuscrawl/change/unchanged"] <= not_modified + len(stored) // 50
+    # the unchanged pages are counted and summarised, not logged one by one with their text
+    log = (tmp_path / "second.log").read_text()
+    assert "Dropped" not in log
+    assert not any(i["text"][:80] in log for i in first if i["url"] not in changed)
+    n = {k: stats.get(f"focuscrawl/change/{k}", 0) for k in ("new", "significant", "insignificant")}
+    n |= {k: stats.get(f"focuscrawl/change/{k}", 0) for k in ("unchanged", "deleted")}
+    assert n["significant"] == len(changed)
+    line = ", ".join(f"{k} {v}" for k, v in n.items())
+    assert f"INFO:   changes: {line}\n" in log
+    dropped = stats["item_dropped_count"]
+    assert f"INFO:   dropped: {dropped} items (recrawl: unchanged or insignificant " in log
 
     evolve(web, 5)  # insignificant: layout, attributes, styles, ads
-    items, stats = crawl(tmp_path, web, "third", "-a", "mode=recrawl")
+    closed.close()
+    receiver = Receiver(port, web.hosts[0])  # back: the next crawl sends what it missed
+    try:
+        items, stats = crawl(tmp_path, web, "third", "-a", "mode=recrawl", *hook)
+    finally:
+        receiver.close()
     assert items == []
+    assert sorted(b["url"] for _, b, _ in receiver.received) == sorted(changed)  # each once
+    assert stats["focuscrawl/webhook/delivered"] == len(changed)
     assert stats["focuscrawl/change/insignificant"] == len(changed)

@@ -48,7 +48,8 @@ def site(tmp_path: Path) -> Iterator[WebServer]:
         ix.upsert("http://shop.test/boards", f"Boards {HOSTILE}", "text", fetched_at=1.7e9,
                   change="significant", diff=DIFF, crawl_id=second)  # fmt: skip
         ix.upsert("http://shop.test/quiet", "Quiet", "text", change="new", crawl_id=second)
-        ix.end_crawl(second, {"change/significant": 1})
+        # two irrelevant pages changed too: counted by the crawl, not indexed
+        ix.end_crawl(second, {"change/significant": 3, "change/unchanged": 4})
     server = serve(path)
     yield server
     server.shutdown()
@@ -71,13 +72,27 @@ def test_changes_page_lists_the_last_crawls_changes_escaped(site: WebServer) -> 
     assert 'class="moved"' in html and "item-added" in html and "item-removed" in html
     assert 'href="http://shop.test/ox"' in html and "javascript:" not in html.split("evil")[0][-80:]
     assert 'href="http://shop.test/cube?a=1&amp;b=2"' in html
-    assert 'id="changes-summary">1 page changed significantly' in html
+    # it says which pages it lists, and how they relate to the dashboard's count
+    summary = html.split('id="changes-summary">')[1].split("</p>")[0]
+    assert summary.startswith("1 relevant page (those in the index) changed significantly in ")
+    assert "(of the 3 significant changes it found on every page it revisited" in summary
+
+
+def test_the_dashboard_and_the_changes_page_agree(site: WebServer) -> None:
+    d = json.loads(get(site, "/api/dashboard")[1])
+    assert d["changes"]["significant"] == 3 and d["indexed_changes"] == 1
+    html = get(site, "/dashboard")[1]
+    assert 'id="changes-scope">every page the recrawl revisited, relevant or not' in html
+    assert "1 of the 3 significant changes are on relevant pages (those in the index)" in html
+    listed = json.loads(get(site, "/api/changes")[1])
+    assert (listed["total"], listed["all_significant"]) == (1, 3)
 
 
 def test_changes_are_linked_from_the_main_page_and_served_as_json(site: WebServer) -> None:
     assert 'href="/changes"' in get(site, "/")[1]
     data = json.loads(get(site, "/api/changes")[1])
-    assert data["total"] == 1 and data["crawl"]["counts"] == {"change/significant": 1}
+    assert data["total"] == 1
+    assert data["crawl"]["counts"] == {"change/significant": 3, "change/unchanged": 4}
     assert data["changes"][0]["change_diff"] == DIFF
 
 
@@ -103,3 +118,19 @@ def test_no_index_no_changes_and_an_old_index(tmp_path: Path) -> None:
         finally:
             server.shutdown()
             server.server_close()
+
+
+def test_no_indexed_change_still_says_what_the_recrawl_found(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite"
+    with PageIndex.open(path) as ix:
+        crawl = ix.begin_crawl()
+        ix.upsert("http://t/1", "T", "x", change="unchanged", crawl_id=crawl)
+        ix.end_crawl(crawl, {"change/significant": 2, "change/unchanged": 1})
+    server = serve(path)
+    try:
+        html = get(server, "/changes")[1]
+        assert 'id="no-changes">no significant change of a relevant page' in html
+        assert "the last recrawl found 2 on pages that are not relevant" in html
+    finally:
+        server.shutdown()
+        server.server_close()

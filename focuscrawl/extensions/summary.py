@@ -5,6 +5,8 @@ At ``spider_closed`` it logs (INFO)::
     Crawl finished (finished): 511 pages in 6 s (84 pages/s), 283 relevant of 500 judged (harvest rate 0.566)
       top hosts: 127.0.0.2 120, 127.0.0.3 98, 127.0.0.5 77
       not fetched: status 404 12, forbidden by robots.txt 3, address not allowed 2
+      changes: new 3, significant 5, insignificant 2, unchanged 480, deleted 1
+      dropped: 497 items (recrawl: unchanged or insignificant 482, irrelevant 15); LOG_LEVEL=DEBUG lists them
       wrote: items harvest.jsonl; crawl log crawl.jsonl; index focuscrawl-data/index.sqlite; WARC warc/ (2 files)
 
 A crawl that fetched no page because its seeds failed (refused, timed out, 404, robots-disallowed,
@@ -23,6 +25,7 @@ from urllib.parse import urlsplit
 
 from scrapy import Spider, signals
 
+from focuscrawl import defaults
 from focuscrawl.frontier.state import state_of
 from focuscrawl.signals import page_fetched, request_failed
 
@@ -37,6 +40,8 @@ NOTHING_FETCHED = 3
 TOP_HOSTS = 5
 MAX_SEEDS = 1000  # seeds whose fate is kept for the summary
 MAX_HOSTS = 100_000  # hosts counted for the "top hosts" line
+#: the change statuses the ``changes`` line counts, in its order (focuscrawl/change/<status>)
+CHANGE_STATUSES = ("new", "significant", "insignificant", "unchanged", "deleted")
 
 
 def failure_reason(failure: Failure) -> str:
@@ -59,6 +64,12 @@ def failure_reason(failure: Failure) -> str:
     if name == "DownloadCancelledError" or "maxsize" in message.lower():
         return "too large (DOWNLOAD_MAXSIZE)"
     return f"{name}: {message}"[:200]
+
+
+def change_counts(stats: dict[str, Any]) -> dict[str, int]:
+    """Pages by change status (all five, zeros included) if change detection ran, else ``{}``."""
+    counts = {k: int(stats.get(f"focuscrawl/change/{k}", 0) or 0) for k in CHANGE_STATUSES}
+    return counts if any(counts.values()) else {}
 
 
 class CrawlSummary:
@@ -132,11 +143,35 @@ class CrawlSummary:
         if self.failures:
             shown = ", ".join(f"{why} {n}" for why, n in self.failures.most_common(8))
             logger.info("  not fetched: %s", shown)
+        changes = change_counts(stats.get_stats())
+        if changes:
+            logger.info("  changes: %s", ", ".join(f"{k} {n}" for k, n in changes.items()))
+        dropped = self._dropped()
+        if dropped:
+            logger.info("  dropped: %s; LOG_LEVEL=DEBUG lists them", dropped)
         for line in signal_lines(stats.get_stats()):
             logger.info("  %s", line)
         outputs = self._outputs()
         if outputs:
             logger.info("  wrote: %s", "; ".join(outputs))
+
+    def _dropped(self) -> str:
+        """``497 items (recrawl: unchanged or insignificant 482, irrelevant 15)``, or ``""``."""
+        stats = self.crawler.stats
+        assert stats is not None
+        total = int(stats.get_value("item_dropped_count", 0) or 0)
+        if not total:
+            return ""
+        parts = []
+        if defaults.read(self.crawler.settings, "FOCUSCRAWL_CHANGE_DROP"):
+            recrawl = int(stats.get_value("focuscrawl/change/dropped", 0) or 0)
+            if recrawl:
+                parts.append(f"recrawl: unchanged or insignificant {recrawl}")
+        irrelevant = int(stats.get_value("focuscrawl/harvest/dropped_irrelevant", 0) or 0)
+        if irrelevant:
+            parts.append(f"irrelevant {irrelevant}")
+        detail = f" ({', '.join(parts)})" if parts else ""
+        return f"{total} items{detail}"
 
     def _outputs(self) -> list[str]:
         settings = self.crawler.settings

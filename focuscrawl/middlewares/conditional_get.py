@@ -23,6 +23,7 @@ into the ``fingerprints`` field of the items a response yields, for the change p
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable
@@ -35,6 +36,7 @@ from scrapy.exceptions import CloseSpider, NotConfigured
 from focuscrawl import defaults
 from focuscrawl.change.fingerprint import fingerprint
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
+from focuscrawl.change.watch import ignore_rules, rule_for, watch_rules_of, watched_content
 from focuscrawl.credentials import RedisAuthError, first_report
 from focuscrawl.meta import (
     CONDITIONAL_SENT_META,
@@ -44,6 +46,7 @@ from focuscrawl.meta import (
 )
 from focuscrawl.pipelines.change import UNTRUSTED_VALIDATORS, thresholds_from
 from focuscrawl.pipelines.store_wait import transient_store_error
+from focuscrawl.topic import WatchRule
 
 if TYPE_CHECKING:
     from scrapy import Request, Spider
@@ -62,6 +65,7 @@ class ConditionalGetMiddleware:
         self.thresholds = thresholds_from(crawler.settings)
         self.validate_every = defaults.read(crawler.settings, "FOCUSCRAWL_CHANGE_VALIDATE_EVERY")
         self.store: ChangeStore | None = None
+        self.watch: tuple[WatchRule, ...] = ()  # the topic's watch rules, when the spider opens
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ConditionalGetMiddleware:
@@ -73,6 +77,12 @@ class ConditionalGetMiddleware:
         return mw
 
     def spider_opened(self, spider: Spider | None = None) -> None:
+        # the topic file's watch rules: their ignore patterns are noise, a selector limits
+        # what is compared on the pages it matches (focuscrawl.change.watch)
+        self.watch = watch_rules_of(spider or getattr(self.crawler, "spider", None))
+        if self.watch:
+            noise = self.thresholds.noise + ignore_rules(self.watch)
+            self.thresholds = dataclasses.replace(self.thresholds, noise=noise)
         if self.conditional:
             store = open_store(self.settings)
             try:
@@ -141,6 +151,14 @@ class ConditionalGetMiddleware:
             fp = fingerprint(
                 request.meta[PAGE_META], response.body, headers, thresholds=self.thresholds
             )
+            rule = rule_for(self.watch, response.url) if self.watch else None
+            if rule is not None and rule.selector:
+                mask = self.thresholds.mask_dates
+                noise = self.thresholds.noise
+                fp.set_content(
+                    watched_content(response.body, response.url, rule, mask_dates=mask, noise=noise)
+                )
+                self._inc("watch/selected")
             request.meta[FINGERPRINTS_META] = fp.to_dict()
         return response
 

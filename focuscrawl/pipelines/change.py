@@ -28,6 +28,7 @@ change store that the index lacks; a visit that cannot be recorded then holds it
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -42,12 +43,14 @@ from focuscrawl.change.fingerprint import Fingerprints, Thresholds, index_hash
 from focuscrawl.change.simhash import simhash64
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
 from focuscrawl.change.terms import document_index
+from focuscrawl.change.watch import ignore_rules, price_checked, watch_rules_of
 from focuscrawl.crawlstop import STORAGE_FAULT_EXIT, HeldItem, engine_stopping, stop_crawl
 from focuscrawl.credentials import RedisAuthError, first_report
 from focuscrawl.faults import as_fault
 from focuscrawl.pipelines.settle import ItemSettlement, durable_pipeline_after
 from focuscrawl.pipelines.store_wait import StoreWait, transient_store_error
 from focuscrawl.signals import item_held
+from focuscrawl.topic import WatchRule
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -145,6 +148,7 @@ class ChangeDetectionPipeline:
         self.settlement: ItemSettlement | None = None
         # items kept while a Redis store is away or full (see focuscrawl.pipelines.store_wait)
         self.wait: StoreWait | None = None
+        self.watch: tuple[WatchRule, ...] = ()  # the topic's watch rules, when the spider opens
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangeDetectionPipeline:
@@ -182,6 +186,10 @@ class ChangeDetectionPipeline:
             raise CloseSpider("redis_auth" if auth else reason) from None
         self.store = store
         logger.info("change store: %s (%d pages)", type(self.store).__name__, len(self.store))
+        self.watch = watch_rules_of(spider or getattr(self.crawler, "spider", None))
+        if self.watch:  # the topic's ignore patterns are noise here too (item-text fallback)
+            noise = self.thresholds.noise + ignore_rules(self.watch)
+            self.thresholds = dataclasses.replace(self.thresholds, noise=noise)
 
     def close_spider(self, spider: Spider | None = None) -> None:
         if self.wait is not None:
@@ -232,7 +240,9 @@ class ChangeDetectionPipeline:
                     adapter["fingerprints"] = {}
                     fp = fingerprints_of_item(adapter, self.thresholds)
                 change = classify(base, fp, url, self.thresholds)
-                status = change.status
+                status = price_checked(self.watch, url, change.status, base, fp, self._inc)
+                if status != change.status:  # a watched price that did not move as asked
+                    change = dataclasses.replace(change, status=status)
                 adapter["fingerprints"] = fp.to_dict()
                 set_change_diff(adapter, change)
             lying = base is not None and fp is not None and lying_validators(base, fp)

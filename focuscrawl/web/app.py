@@ -1,9 +1,10 @@
 """The web application: a threaded stdlib HTTP server bound to a loopback address.
 
 Routes: ``/`` (search page, ``?q=``), ``/dashboard``, ``/changes`` (the last recrawl's
-significant changes with their diff), ``/plot/harvest.png``, ``/api/search?q=&n=``,
-``/api/dashboard`` and ``/api/changes`` (JSON), ``/review`` and ``/api/review`` (the pages to
-label, least certain first) and ``POST /api/label`` (the server's token required). Each request opens the index read-only, so
+significant changes on indexed, i.e. relevant, pages with their diff), ``/plot/harvest.png``, ``/api/search?q=&n=``,
+``/api/dashboard`` and ``/api/changes`` (JSON), ``/changes.atom`` (the changes as an Atom
+feed: :mod:`.feed`), ``/review`` and ``/api/review`` (the pages to label, least certain
+first) and ``POST /api/label`` (the server's token required). Each request opens the index read-only, so
 the server can run while a crawl writes the index. A request whose ``Host`` is not the bound
 address, ``localhost`` or a listed name gets 421 (400 without a Host): no answers through a
 rebound DNS name (:mod:`.hostcheck`).
@@ -31,6 +32,7 @@ from focuscrawl.index.backend import open_index as open_store
 from focuscrawl.index.render import hit_dict
 from focuscrawl.web import data, pages
 from focuscrawl.web.changes import changes_data, changes_page
+from focuscrawl.web.feed import changes_atom
 from focuscrawl.web.hostcheck import allowed_hosts, host_allowed
 from focuscrawl.web.plot import harvest_png
 
@@ -65,9 +67,12 @@ def dashboard_data(sources: Sources) -> dict[str, Any]:
     index = open_index(sources)
     summary: dict[str, Any] = {}
     crawls: list[dict[str, Any]] = []
+    indexed_changes = None  # of the significant changes counted, those on indexed pages
     if index is not None:
         try:
             summary, crawls = index.summary(), index.crawls(5)
+            counted = data.counted_crawl(crawls)
+            indexed_changes = index.count_changes(counted["id"]) if counted else 0
         finally:
             index.close()
     fetched = len(records) or int(stats.get("response_received_count", 0) or 0)
@@ -80,6 +85,7 @@ def dashboard_data(sources: Sources) -> dict[str, Any]:
         "indexed": summary.get("pages") if index is not None else None,
         "queue_size": data.queue_size(stats),
         "changes": data.change_counts(crawls, stats),
+        "indexed_changes": indexed_changes,
         "freshness": data.freshness(summary),
         "bad_lines": bad,
         "recent": records[-RECENT_ROWS:][::-1],
@@ -124,6 +130,7 @@ class Handler(BaseHTTPRequestHandler):
                 "/dashboard": self.dashboard,
                 "/changes": self.changes,
                 "/api/changes": self.api_changes,
+                "/changes.atom": self.changes_feed,
                 "/plot/harvest.png": self.plot,
                 "/api/search": self.api_search,
                 "/api/dashboard": self.api_dashboard,
@@ -280,6 +287,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def api_changes(self, params: dict[str, str]) -> None:
         self._json(self._changes())
+
+    def changes_feed(self, params: dict[str, str]) -> None:
+        body = changes_atom(self._changes(), self.server.url + "changes.atom")
+        self._send(200, body, "application/atom+xml; charset=utf-8")
 
     def plot(self, params: dict[str, str]) -> None:
         records, _ = data.read_crawl_log(self.server.sources.crawl_log)

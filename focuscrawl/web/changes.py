@@ -1,5 +1,9 @@
 """The changes page: the significant changes the last recrawl found, each with its diff.
 
+It lists the pages in the index, that is the relevant ones (irrelevant pages are not indexed),
+and says so; the dashboard's counts are over every page the recrawl revisited, so the page also
+gives that crawl's count over all pages (``all_significant``) to show how the two relate.
+
 What changed comes from the index (each page's last significant change, stored by the index
 pipeline: :meth:`focuscrawl.index.store.PageIndex.last_changes`). Fragments added are shown green,
 fragments removed red, moved fragments grey; content links added and removed as links (only
@@ -13,6 +17,7 @@ from html import escape
 from typing import Any
 
 from focuscrawl.index.backend import IndexStore
+from focuscrawl.web.data import counted_crawl
 from focuscrawl.web.pages import page, safe_href
 
 MAX_PAGES = 200  # pages listed at most (the newest changes first)
@@ -33,11 +38,24 @@ li.item-added a{color:#14532d} li.item-removed a{color:#991b1b}
 def changes_data(index: IndexStore | None, limit: int = MAX_PAGES) -> dict[str, Any]:
     """The last crawl's significant changes and that crawl's record (JSON-ready)."""
     if index is None:
-        return {"index": False, "crawl": None, "total": 0, "changes": []}
+        return {"index": False, "crawl": None, "total": 0, "all_significant": 0, "changes": []}
     crawl_id, changes = index.last_changes(limit)
-    crawl = next((c for c in index.crawls(50) if c["id"] == crawl_id), None)
+    crawls = index.crawls(50)
+    crawl = next((c for c in crawls if c["id"] == crawl_id), None)
     total = index.count_changes(crawl_id) if crawl_id else 0
-    return {"index": True, "crawl": crawl, "total": total, "changes": changes}
+    # no indexed page changed: the dashboard's crawl may still have found changes elsewhere
+    counted = ((crawl if crawl_id else counted_crawl(crawls)) or {}).get("counts") or {}
+    try:  # the crawl's count over every page it revisited, relevant or not
+        every = max(total, int(counted.get("change/significant", 0)))
+    except (TypeError, ValueError):
+        every = total
+    return {
+        "index": True,
+        "crawl": crawl,
+        "total": total,
+        "all_significant": every,
+        "changes": changes,
+    }
 
 
 def _when(t: Any) -> str:
@@ -83,20 +101,42 @@ def diff_html(diff: dict[str, Any]) -> str:
 
 
 def changes_page(d: dict[str, Any]) -> str:
-    parts = [f"<style>{STYLE}</style><h1>changes in the last recrawl</h1>"]
+    parts = [
+        f"<style>{STYLE}</style><h1>changes in the last recrawl</h1>"
+        '<p class="meta"><a href="/changes.atom" id="changes-feed" type="application/atom+xml">'
+        "Atom feed of these changes</a></p>"
+    ]
     crawl = d.get("crawl")
     if not d.get("index"):
         parts.append('<p class="error">no index yet: run a crawl first</p>')
     elif not d["changes"]:
-        parts.append('<p id="no-changes">no significant change recorded yet</p>')
+        every = int(d.get("all_significant") or 0)
+        elsewhere = (
+            f" (the last recrawl found {every} on pages that are not relevant, which are not "
+            "indexed: the dashboard's count)"
+            if every
+            else ""
+        )
+        parts.append(
+            '<p id="no-changes">no significant change of a relevant page (those in the index) '
+            f"recorded yet{elsewhere}</p>"
+        )
     else:
         started = _when(crawl["started"]) if crawl else "–"
         shown = len(d["changes"])
         more = f", the {shown} newest shown" if d["total"] > shown else ""
         noun = "page" if d["total"] == 1 else "pages"
+        every = int(d.get("all_significant") or d["total"])
+        scope = (
+            f" (of the {every} significant changes it found on every page it revisited, "
+            "relevant or not: the dashboard's count)"
+            if every > d["total"]
+            else ""
+        )
         parts.append(
-            f'<p class="meta" id="changes-summary">{d["total"]} {noun} changed significantly in '
-            f'the crawl started {escape(started)}{more}</p><ol id="changes">'
+            f'<p class="meta" id="changes-summary">{d["total"]} relevant {noun} (those in the '
+            f"index) changed significantly in the crawl started {escape(started)}{scope}{more}"
+            '</p><ol id="changes">'
         )
         for c in d["changes"]:
             diff = c.get("change_diff") or {}

@@ -101,13 +101,22 @@ def queue_size(stats: dict[str, Any]) -> int | None:
     return None
 
 
-def change_counts(index_crawls: list[dict[str, Any]], stats: dict[str, Any]) -> dict[str, int]:
-    """Change counts of the last crawl: from the index's crawl record, else from the stats."""
+def counted_crawl(index_crawls: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest crawl record of the index that counted change statuses (None: none did)."""
     for crawl in index_crawls:
         counts = crawl.get("counts") or {}
-        found = {k: int(counts.get(f"change/{k}", 0)) for k in CHANGE_KINDS}
-        if any(found.values()):
-            return found
+        if any(int(_num(counts.get(f"change/{k}"))) for k in CHANGE_KINDS):
+            return crawl
+    return None
+
+
+def change_counts(index_crawls: list[dict[str, Any]], stats: dict[str, Any]) -> dict[str, int]:
+    """Change counts of the last crawl over every page it fetched, relevant or not: from the
+    index's crawl record, else from the stats."""
+    crawl = counted_crawl(index_crawls)
+    if crawl is not None:
+        counts = crawl.get("counts") or {}
+        return {k: int(_num(counts.get(f"change/{k}"))) for k in CHANGE_KINDS}
     return {k: int(_num(stats.get(f"focuscrawl/change/{k}"))) for k in CHANGE_KINDS}
 
 

@@ -101,6 +101,14 @@ def dashboard_page(d: dict[str, Any]) -> str:
         ]
     )
     changes = _rows(list(d["changes"].items()))
+    indexed = d.get("indexed_changes")
+    significant = d["changes"].get("significant", 0)
+    on_indexed = (
+        f"{indexed} of the {significant} significant changes are on relevant pages (those in "
+        f"the index): "
+        if indexed is not None and significant
+        else ""
+    )
     fresh = d["freshness"]
     freshness = _rows(
         [
@@ -120,8 +128,11 @@ def dashboard_page(d: dict[str, Any]) -> str:
         f'<table id="summary">{summary}</table>'
         "<h2>harvest rate</h2>"
         '<img id="harvest-plot" src="/plot/harvest.png" width="800" height="360" alt="harvest rate plot">'
-        f'<h2>changes in the last recrawl</h2><table id="changes">{changes}</table>'
-        '<p><a href="/changes" id="changes-link">what changed: the diffs</a></p>'
+        "<h2>changes in the last recrawl</h2>"
+        '<p class="meta" id="changes-scope">every page the recrawl revisited, relevant or not</p>'
+        f'<table id="changes">{changes}</table>'
+        f'<p id="changes-indexed">{escape(on_indexed)}'
+        '<a href="/changes" id="changes-link">what changed: the diffs</a></p>'
         f'<h2>freshness of the index</h2><table id="freshness">{freshness}</table>'
         "<h2>last fetched pages</h2>"
         f'<table id="recent"><tr><th>#</th><th>URL</th><th>status</th><th>relevance</th></tr>{recent}</table>'

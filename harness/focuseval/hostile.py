@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import zlib
 from collections.abc import Callable
 from functools import cache
@@ -73,6 +74,73 @@ _BIRDS = [
     "albatross",
 ]
 
+#: each ordinary page's own field notes: words drawn per page, so that pages ``n`` and
+#: ``n + len(_BIRDS)`` (the same bird) are distinct pages, not near-duplicates (FOCUSCRAWL_DEDUP)
+_NOTES = [
+    "marsh",
+    "meadow",
+    "cliff",
+    "estuary",
+    "reedbed",
+    "heath",
+    "moor",
+    "dune",
+    "orchard",
+    "hedgerow",
+    "lagoon",
+    "ridge",
+    "valley",
+    "river",
+    "lake",
+    "pond",
+    "forest",
+    "copse",
+    "quarry",
+    "harbour",
+    "island",
+    "headland",
+    "saltmarsh",
+    "pasture",
+    "vineyard",
+    "morning",
+    "evening",
+    "dawn",
+    "dusk",
+    "noon",
+    "rain",
+    "mist",
+    "frost",
+    "wind",
+    "sunshine",
+    "drizzle",
+    "gale",
+    "calm",
+    "thaw",
+    "pair",
+    "flock",
+    "juvenile",
+    "adult",
+    "male",
+    "female",
+    "fledgling",
+    "chick",
+    "brood",
+    "colony",
+    "roost",
+    "perch",
+    "feeding",
+    "preening",
+    "calling",
+    "diving",
+    "soaring",
+    "nesting",
+    "singing",
+    "resting",
+    "hunting",
+    "circling",
+]
+NOTE_WORDS = 40
+
 ROBOTS = "User-agent: *\nDisallow: /private/\n"
 
 
@@ -83,14 +151,21 @@ def _page(title: str, body: str) -> bytes:
     ).encode()
 
 
+def _field_notes(n: int) -> str:
+    rng = random.Random(n)  # the same words for page n on every run
+    return " ".join(rng.choice(_NOTES) for _ in range(NOTE_WORDS))
+
+
 def ordinary_page(n: int, count: int = ORDINARY) -> bytes:
-    """An ordinary article about one bird, linking to its two neighbours in the ring."""
+    """An ordinary article about one bird, linking to its two neighbours in the ring; the ring
+    repeats its birds every ``len(_BIRDS)`` pages, the field notes make each page its own."""
     bird = _BIRDS[n % len(_BIRDS)]
     words = " ".join(_BIRDS[(n + i) % len(_BIRDS)] for i in range(12))
     text = (
         f"<p>The {bird} is one of the birds this page describes: its flight, its nest and its "
         f"song. Birds such as the {words} are watched by ornithologists every spring.</p>"
         f"<p>Bird watchers count {bird} pairs along the coast; numbers of birds vary by season.</p>"
+        f"<p>Field notes {n}: {_field_notes(n)}.</p>"
     )
     links = "".join(
         f'<li><a href="/ok/{m % count}.html">Birds: the {_BIRDS[m % len(_BIRDS)]} ({m % count})</a></li>'
