@@ -551,6 +551,17 @@ _add(
     0.1,
     "Seconds an index update waits for others to share its commit (a longer write transaction holds crawls sharing the data directory back longer).",
 )
+_add(
+    "FOCUSCRAWL_INDEX_WRITER_THREAD",
+    True,
+    "Write the index in a thread of its own (never on the reactor): waiting for another crawl's write turn or a slow disk does not stop fetching or lease renewals. Crawls sharing the index take turns fairly (a lock file `index.sqlite.turns`).",
+)
+_add(
+    "FOCUSCRAWL_INDEX_QUEUE_SIZE",
+    1024,
+    "Index updates that may wait for the index writer thread; past it, items wait unanswered (back-pressure through Scrapy's scraper slot).",
+    minimum=1,
+)
 
 # --- web archive (WARC) ------------------------------------------------------------------
 _add(
