@@ -445,6 +445,12 @@ _add(
     **FRACTION,
     experimental=True,
 )
+_add(
+    "FOCUSCRAWL_CHANGE_WRITE_DELAY",
+    0.05,
+    "Seconds a visit recorded in the Redis change store waits for others to share its write; its page is acknowledged only after the write's reply (a SIGKILL loses no acknowledged visit).",
+    minimum=0.0,
+)
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
 _add(

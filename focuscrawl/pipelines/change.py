@@ -47,6 +47,7 @@ from focuscrawl.credentials import RedisAuthError, first_report
 from focuscrawl.faults import as_fault
 from focuscrawl.pipelines.settle import ItemSettlement, durable_pipeline_after
 from focuscrawl.pipelines.store_wait import StoreWait, transient_store_error
+from focuscrawl.pipelines.visit_writes import VisitWrites
 from focuscrawl.signals import item_held
 
 if TYPE_CHECKING:
@@ -145,6 +146,8 @@ class ChangeDetectionPipeline:
         self.settlement: ItemSettlement | None = None
         # items kept while a Redis store is away or full (see focuscrawl.pipelines.store_wait)
         self.wait: StoreWait | None = None
+        # a store that writes behind (Redis): pages wait for their visit's write
+        self.visits: VisitWrites | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangeDetectionPipeline:
@@ -181,11 +184,21 @@ class ChangeDetectionPipeline:
                 self.stats.set_value("focuscrawl/exit_status", STORAGE_FAULT_EXIT)
             raise CloseSpider("redis_auth" if auth else reason) from None
         self.store = store
+        if VisitWrites.writes_behind(store):
+            self.visits = VisitWrites(
+                self.crawler,
+                store,
+                delay=defaults.read(self.settings, "FOCUSCRAWL_CHANGE_WRITE_DELAY"),
+                on_error=self._store_failed,
+            )
         logger.info("change store: %s (%d pages)", type(self.store).__name__, len(self.store))
 
     def close_spider(self, spider: Spider | None = None) -> None:
         if self.wait is not None:
             self.wait.close()
+        if self.visits is not None:
+            self.visits.close()
+            self.visits = None
         if self.store is not None:
             store, self.store = self.store, None
             try:
@@ -268,6 +281,7 @@ class ChangeDetectionPipeline:
         assert self.store is not None
         if self.settlement is None:
             self.store.record(url, *visit)
+            self._written(item, url)
             return
         store = self.store
 
@@ -276,10 +290,16 @@ class ChangeDetectionPipeline:
                 if self.failed or self.store is not store:
                     raise StoreError("the change store failed earlier in this crawl")
                 store.record(url, *visit)
+                self._written(item, url)
             except StoreError as exc:
                 if transient_store_error(exc):  # Redis away or full: the next item waits for it
                     self._inc("visit_deferred")
                     logger.debug("change: visit of %s waits in the store's queue: %s", url, exc)
+                    queued = self.visits is not None and getattr(store, "is_queued", None)
+                    if queued and queued(url):
+                        self._written(item, url)  # its page waits for the queue's write
+                    elif self.crawler is not None:  # not queued: its page is fetched again
+                        self.crawler.signals.send_catch_log(item_held, item=item, spider=None)
                     return
                 self._store_failed(exc)
                 if self.crawler is not None:  # not recorded: its page must be fetched again
@@ -287,8 +307,15 @@ class ChangeDetectionPipeline:
 
         self.settlement.after(item, record)
 
+    def _written(self, item: Any, url: str) -> None:
+        """The visit was recorded: its page waits for the write if the store queued it."""
+        if self.visits is not None:
+            self.visits.wait(item)
+
     def _store_failed(self, exc: StoreError) -> None:
         self._inc("store_error")
+        if self.visits is not None:
+            self.visits.fail(exc)  # queued visits not written: their pages are held back
         if self.failed:
             return
         self.failed = True
