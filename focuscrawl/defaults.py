@@ -451,6 +451,11 @@ _add(
     "Seconds a visit recorded in the Redis change store waits for others to share its write; its page is acknowledged only after the write's reply (a SIGKILL loses no acknowledged visit).",
     minimum=0.0,
 )
+_add(
+    "FOCUSCRAWL_CHANGE_WRITER_THREAD",
+    True,
+    "Record visits in the SQLite change store from a thread of its own (never on the reactor), in fair turns with other crawls sharing the data directory; a page is acknowledged once its visit is written.",
+)
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
 _add(

@@ -105,7 +105,20 @@ class IndexWriter:
         self._thread = None
 
     # --- the writer thread ---------------------------------------------------------------
+    def _opened(self) -> None:
+        """The thread started (a subclass opens its own connection here)."""
+
     def _run(self) -> None:
+        self._opened()
+        try:
+            self._loop()
+        finally:
+            self._finished()
+
+    def _finished(self) -> None:
+        """The thread ends (a subclass closes its own connection here)."""
+
+    def _loop(self) -> None:
         stop = False
         while not stop:
             first = self._queue.get()
@@ -135,20 +148,31 @@ class IndexWriter:
             waited = self.turns.take() if self.turns is not None else 0.0
             self.longest_turn_wait = max(self.longest_turn_wait, waited)
             try:
-                results = self._apply(batch)
-                self.index.commit()
+                results = self._transaction(batch)
             finally:
                 if self.turns is not None:
                     self.turns.release()
-        except (sqlite3.Error, OSError, TurnTimeout) as exc:
+        except self.FAULTS as exc:
             fault = exc
             self._broken = True
-            try:
-                self.index.rollback()
-            except sqlite3.Error as again:
-                logger.debug("index: rollback after a failed write: %s", again)
+            self._undo()
         self.batches += 1
         self._send(batch, results, fault)
+
+    #: what fails a whole batch (and every later one): the storage's faults
+    FAULTS: tuple[type[BaseException], ...] = (sqlite3.Error, OSError, TurnTimeout)
+
+    def _transaction(self, batch: list[tuple[Update, defer.Deferred[Any]]]) -> list[Any]:
+        """The batch as one write transaction (in the writer thread): each update's outcome."""
+        results = self._apply(batch)
+        self.index.commit()
+        return results
+
+    def _undo(self) -> None:
+        try:
+            self.index.rollback()
+        except sqlite3.Error as again:
+            logger.debug("index: rollback after a failed write: %s", again)
 
     def _apply(self, batch: list[tuple[Update, defer.Deferred[Any]]]) -> list[Any]:
         conn = self.index.conn
