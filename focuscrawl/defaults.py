@@ -453,8 +453,9 @@ _add(
 )
 _add(
     "FOCUSCRAWL_CHANGE_WRITER_THREAD",
-    True,
-    "Record visits in the SQLite change store from a thread of its own (never on the reactor), in fair turns with other crawls sharing the data directory; a page is acknowledged once its visit is written.",
+    False,
+    "Record visits in the SQLite change store from a thread of its own (never on the reactor), in fair turns with other crawls sharing the data directory; a page is acknowledged once its visit is written. Off: with it on, a JOBDIR crawl killed and resumed (tests/test_faults_kill.py) stalled, not yet understood.",
+    experimental=True,
 )
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
