@@ -528,6 +528,18 @@ _add(
     **FRACTION,
     experimental=True,
 )
+_add(
+    "FOCUSCRAWL_CHANGE_WRITE_DELAY",
+    0.05,
+    "Seconds a visit recorded in the Redis change store waits for others to share its write; its page is acknowledged only after the write's reply (a SIGKILL loses no acknowledged visit).",
+    minimum=0.0,
+)
+_add(
+    "FOCUSCRAWL_CHANGE_WRITER_THREAD",
+    False,
+    "Record visits in the SQLite change store from a thread of its own (never on the reactor), in fair turns with other crawls sharing the data directory; a page is acknowledged once its visit is written. Off: with it on, a JOBDIR crawl killed and resumed (tests/test_faults_kill.py) stalled, not yet understood.",
+    experimental=True,
+)
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
 _add(
@@ -643,6 +655,17 @@ _add(
     "FOCUSCRAWL_INDEX_RETRY_TIMEOUT",
     300.0,
     "With a PostgreSQL index: seconds a crawl waits (paused, nothing lost) for a dropped database connection to come back before it stops (resumable).",
+)
+_add(
+    "FOCUSCRAWL_INDEX_WRITER_THREAD",
+    True,
+    "Write the index in a thread of its own (never on the reactor): waiting for another crawl's write turn or a slow disk does not stop fetching or lease renewals. Crawls sharing the index take turns fairly (a lock file `index.sqlite.turns`).",
+)
+_add(
+    "FOCUSCRAWL_INDEX_QUEUE_SIZE",
+    1024,
+    "Index updates that may wait for the index writer thread; past it, items wait unanswered (back-pressure through Scrapy's scraper slot).",
+    minimum=1,
 )
 
 # --- web archive (WARC) ------------------------------------------------------------------

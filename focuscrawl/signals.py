@@ -17,3 +17,9 @@ request_failed = object()
 # record its visit): its page must not be acknowledged, so it is fetched again (kwargs: item,
 # spider). Sent before the item's ``item_scraped`` handlers after the sender's have run.
 item_held = object()
+
+# An item's visit is queued in the change store, not written yet (kwargs: item, deferred — fires
+# once the write's reply came, fails if it did not go through): its page is acknowledged only
+# after the Deferred fires, held back if it fails. Sent before the item's ``item_scraped``
+# handlers after the sender's have run (the acknowledgement middleware's).
+item_write_pending = object()

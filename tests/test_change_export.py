@@ -36,7 +36,8 @@ def item(data: bytes, at: float, with_fingerprints: bool = True) -> PageItem:
 
 
 def pipeline(tmp_path: Path) -> tuple[ChangeDetectionPipeline, Spider]:
-    crawler = get_crawler(Spider, {"FOCUSCRAWL_DATA_DIR": str(tmp_path)})
+    settings = {"FOCUSCRAWL_DATA_DIR": str(tmp_path), "FOCUSCRAWL_CHANGE_WRITER_THREAD": False}
+    crawler = get_crawler(Spider, settings)
     spider = Spider("t")
     pipe = ChangeDetectionPipeline.from_crawler(crawler)
     pipe.open_spider(spider)

@@ -41,7 +41,9 @@ def make(tmp_path: Path, mode: str = "crawl", **settings: Any):  # type: ignore[
     spider_cls = (
         RecrawlSpider if mode == "recrawl" else type("CrawlSpider", (Spider,), {"name": "c"})
     )
-    crawler = get_crawler(spider_cls, {"FOCUSCRAWL_DATA_DIR": str(tmp_path), **settings})
+    # visits recorded inline: read back at once (the writer thread: tests/test_change_writer.py)
+    base = {"FOCUSCRAWL_DATA_DIR": str(tmp_path), "FOCUSCRAWL_CHANGE_WRITER_THREAD": False}
+    crawler = get_crawler(spider_cls, {**base, **settings})
     crawler.spider = crawler._create_spider()
     pipe = ChangeDetectionPipeline.from_crawler(crawler)
     pipe.open_spider(crawler.spider)

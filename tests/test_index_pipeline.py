@@ -14,7 +14,10 @@ from focuscrawl.pipelines.settle import Answer
 
 
 def make_pipeline(tmp_path: Path, **settings: object) -> IndexPipeline:
-    crawler = get_crawler(settings_dict={"FOCUSCRAWL_DATA_DIR": str(tmp_path), **settings})
+    """The pipeline writing inline (on the caller's thread): its answers can be read at once.
+    The writer thread's own tests: tests/test_index_writer.py."""
+    base = {"FOCUSCRAWL_DATA_DIR": str(tmp_path), "FOCUSCRAWL_INDEX_WRITER_THREAD": False}
+    crawler = get_crawler(settings_dict={**base, **settings})
     crawler.stats.open_spider()
     return build_from_crawler(IndexPipeline, crawler)
 

@@ -366,6 +366,16 @@ class RedisChangeStore:
         """Write the queued visits now."""
         self._flush(self._open())
 
+    @property
+    def queued(self) -> int:
+        """Visits recorded and not written yet (written behind; :meth:`flush` writes them)."""
+        return len(self._shared.pending) if self._shared is not None else 0
+
+    def is_queued(self, url: str) -> bool:
+        """Whether a visit of ``url`` is queued, not written yet."""
+        shared = self._shared
+        return shared is not None and any(u == url for u, _ in shared.pending)
+
     # --- the ChangeStore interface ------------------------------------------------------------
     def _record(self, url: str, fp: Any, history: Any, feats: Any) -> PageRecord:
         try:

@@ -14,6 +14,9 @@ raising :class:`~focuscrawl.faults.StorageFault`: disk full, a read-only data di
 its page back: never acknowledged, so the resumed crawl fetches
 it again. Failures are acknowledged by the spider's errback; a callback or a pipeline that raises
 anything else is acknowledged here too, so the page is not re-delivered forever.
+
+A visit the change store writes behind (Redis: batched) holds its page until the write's reply
+(``focuscrawl.signals.item_write_pending``): an acknowledged page's visit is always written.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from scrapy import Request, signals
 
 from focuscrawl.crawlstop import HeldItem
 from focuscrawl.faults import StorageFault
-from focuscrawl.signals import item_held, request_done
+from focuscrawl.signals import item_held, item_write_pending, request_done
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -57,6 +60,7 @@ class FrontierAckMiddleware:
         mw = cls(crawler)
         crawler.signals.connect(mw._connect_items, signals.spider_opened)
         crawler.signals.connect(mw._held, item_held)
+        crawler.signals.connect(mw._write_pending, item_write_pending)
         return mw
 
     def _connect_items(self, spider: Spider) -> None:
@@ -112,6 +116,21 @@ class FrontierAckMiddleware:
         out = self._items.get(id(item))
         if out is not None:
             out.held = True
+
+    def _write_pending(self, item: Any, deferred: Any, **kw: Any) -> None:
+        """The item's visit is queued in the change store: its page waits for the write."""
+        out = self._items.get(id(item))
+        if out is None:
+            return
+        out.items += 1  # one more thing to settle: the write's reply
+
+        def written(result: Any, held: bool) -> Any:
+            out.items -= 1
+            out.held = out.held or held
+            self._maybe_done(out)
+            return None
+
+        deferred.addCallbacks(written, written, callbackArgs=(False,), errbackArgs=(True,))
 
     def _settled(self, response: Response | None, held: bool = False, item: Any = None) -> None:
         self._items.pop(id(item), None)

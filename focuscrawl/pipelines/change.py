@@ -42,14 +42,17 @@ from focuscrawl.change.content import content_of_text, noise_rules
 from focuscrawl.change.fingerprint import Fingerprints, Thresholds, index_hash
 from focuscrawl.change.simhash import simhash64
 from focuscrawl.change.store import ChangeStore, StoreError, open_store
+from focuscrawl.change.store_sqlite import SqliteChangeStore
 from focuscrawl.change.terms import document_index
 from focuscrawl.change.watch import ignore_rules, price_checked, watch_rules_of
 from focuscrawl.crawlstop import STORAGE_FAULT_EXIT, HeldItem, engine_stopping, stop_crawl
 from focuscrawl.credentials import RedisAuthError, first_report
 from focuscrawl.faults import as_fault
-from focuscrawl.pipelines.settle import ItemSettlement, durable_pipeline_after
+from focuscrawl.pipelines.change_writer import ChangeWriter, QueuedVisit
+from focuscrawl.pipelines.settle import Answer, ItemSettlement, durable_pipeline_after
 from focuscrawl.pipelines.store_wait import StoreWait, transient_store_error
-from focuscrawl.signals import item_held
+from focuscrawl.pipelines.visit_writes import VisitWrites
+from focuscrawl.signals import item_held, item_write_pending
 from focuscrawl.topic import WatchRule
 
 if TYPE_CHECKING:
@@ -149,6 +152,11 @@ class ChangeDetectionPipeline:
         # items kept while a Redis store is away or full (see focuscrawl.pipelines.store_wait)
         self.wait: StoreWait | None = None
         self.watch: tuple[WatchRule, ...] = ()  # the topic's watch rules, when the spider opens
+        # a store that writes behind (Redis): pages wait for their visit's write
+        self.visits: VisitWrites | None = None
+        # the SQLite store: visits recorded by a thread of their own (ChangeWriter)
+        self.writer: ChangeWriter | None = None
+        self._queued: dict[str, QueuedVisit] = {}  # url → its visit's write, still queued
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ChangeDetectionPipeline:
@@ -185,6 +193,17 @@ class ChangeDetectionPipeline:
                 self.stats.set_value("focuscrawl/exit_status", STORAGE_FAULT_EXIT)
             raise CloseSpider("redis_auth" if auth else reason) from None
         self.store = store
+        if VisitWrites.writes_behind(store):
+            self.visits = VisitWrites(
+                self.crawler,
+                store,
+                delay=defaults.read(self.settings, "FOCUSCRAWL_CHANGE_WRITE_DELAY"),
+                on_error=self._store_failed,
+            )
+        threaded = defaults.read(self.settings, "FOCUSCRAWL_CHANGE_WRITER_THREAD")
+        if threaded and isinstance(store, SqliteChangeStore) and store.path != ":memory:":
+            self.writer = ChangeWriter(store, on_fault=self._writer_fault)
+            self.writer.start()
         logger.info("change store: %s (%d pages)", type(self.store).__name__, len(self.store))
         self.watch = watch_rules_of(spider or getattr(self.crawler, "spider", None))
         if self.watch:  # the topic's ignore patterns are noise here too (item-text fallback)
@@ -194,6 +213,12 @@ class ChangeDetectionPipeline:
     def close_spider(self, spider: Spider | None = None) -> None:
         if self.wait is not None:
             self.wait.close()
+        if self.visits is not None:
+            self.visits.close()
+            self.visits = None
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
         if self.store is not None:
             store, self.store = self.store, None
             try:
@@ -223,6 +248,9 @@ class ChangeDetectionPipeline:
             raise HeldItem(StoreError("change store failed earlier in this crawl"))
         if self.wait is not None and self.wait.waiting and not self.wait.retrying:
             return self.wait.hold(item)  # behind the items waiting for the store, in order
+        prior = self._queued.get(url)
+        if prior is not None:  # a visit of this URL is still queued: read after its write
+            return Answer(prior.then(lambda: self.process_item(item, spider)))
         status_code = int(adapter.get("status") or 200)
         fetched_at = float(adapter.get("fetched_at") or 0.0)
         try:
@@ -276,8 +304,15 @@ class ChangeDetectionPipeline:
     def _record(self, item: Any, url: str, *visit: Any) -> None:
         """Record the visit now, or (the index follows) once the item has settled."""
         assert self.store is not None
+        if self.writer is not None:
+            if self.settlement is None:
+                self._submit(item, url, visit)
+            else:
+                self.settlement.after(item, lambda: self._submit(item, url, visit))
+            return
         if self.settlement is None:
             self.store.record(url, *visit)
+            self._written(item, url)
             return
         store = self.store
 
@@ -286,10 +321,16 @@ class ChangeDetectionPipeline:
                 if self.failed or self.store is not store:
                     raise StoreError("the change store failed earlier in this crawl")
                 store.record(url, *visit)
+                self._written(item, url)
             except StoreError as exc:
                 if transient_store_error(exc):  # Redis away or full: the next item waits for it
                     self._inc("visit_deferred")
                     logger.debug("change: visit of %s waits in the store's queue: %s", url, exc)
+                    queued = self.visits is not None and getattr(store, "is_queued", None)
+                    if queued and queued(url):
+                        self._written(item, url)  # its page waits for the queue's write
+                    elif self.crawler is not None:  # not queued: its page is fetched again
+                        self.crawler.signals.send_catch_log(item_held, item=item, spider=None)
                     return
                 self._store_failed(exc)
                 if self.crawler is not None:  # not recorded: its page must be fetched again
@@ -297,8 +338,41 @@ class ChangeDetectionPipeline:
 
         self.settlement.after(item, record)
 
+    def _submit(self, item: Any, url: str, visit: tuple[Any, ...]) -> None:
+        """Hand the visit to the writer thread; the page waits for its write."""
+        assert self.writer is not None
+        written = self.writer.submit(lambda store: store.record(url, *visit))
+        mark = self._queued[url] = QueuedVisit()
+
+        def done(result: Any) -> Any:
+            if self._queued.get(url) is mark:
+                del self._queued[url]
+            mark.fire()
+            return result
+
+        written.addBoth(done)
+        if self.crawler is not None:
+            self.crawler.signals.send_catch_log(
+                item_write_pending, item=item, deferred=written, spider=None
+            )
+        written.addErrback(lambda failure: None)  # told to the ack middleware (held back)
+
+    def _writer_fault(self, exc: BaseException) -> BaseException:
+        """The writer thread could not record visits (disk full, locked): stop the crawl."""
+        error = exc if isinstance(exc, StoreError) else StoreError(f"change store: {exc}")
+        self._store_failed(error)
+        fault = as_fault("change store", error.__cause__ or error)
+        return HeldItem(fault or error)
+
+    def _written(self, item: Any, url: str) -> None:
+        """The visit was recorded: its page waits for the write if the store queued it."""
+        if self.visits is not None:
+            self.visits.wait(item)
+
     def _store_failed(self, exc: StoreError) -> None:
         self._inc("store_error")
+        if self.visits is not None:
+            self.visits.fail(exc)  # queued visits not written: their pages are held back
         if self.failed:
             return
         self.failed = True

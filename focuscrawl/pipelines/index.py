@@ -27,6 +27,12 @@ A full disk or a read-only data directory closes the spider (reason ``storage_fu
 :class:`~focuscrawl.faults.StorageFault`, so their pages are not acknowledged (fetched again
 by the resumed crawl). Another crawl writing the same index (one data directory shared) is
 waited for (``FOCUSCRAWL_DB_BUSY_TIMEOUT``).
+
+Off the reactor (``FOCUSCRAWL_INDEX_WRITER_THREAD``, on by default in a crawl): the updates are
+applied by :class:`~focuscrawl.pipelines.index_writer.IndexWriter` in a thread of its own, in
+short write transactions taken in fair turns with the other crawls writing the same index
+(:class:`~focuscrawl.index.turns.WriteTurns`); the answers (and so the acks) still come only
+after the commit. A pipeline built directly (``IndexPipeline(path)``) writes inline, as above.
 """
 
 from __future__ import annotations
@@ -44,8 +50,17 @@ from twisted.internet import defer
 from focuscrawl import defaults
 from focuscrawl.crawlstop import STORAGE_FAULT_EXIT, HeldItem, stop_crawl
 from focuscrawl.faults import StorageFault, as_fault
-from focuscrawl.index.backend import READ_ERRORS, WRITE_ERRORS, IndexStore, describe, open_index
+from focuscrawl.index.backend import (
+    READ_ERRORS,
+    WRITE_ERRORS,
+    IndexStore,
+    describe,
+    is_postgres,
+    open_index,
+)
 from focuscrawl.index.store import BUSY_TIMEOUT, IndexBusy, locked_error
+from focuscrawl.index.turns import TurnTimeout, WriteTurns
+from focuscrawl.pipelines.index_writer import IndexWriter
 from focuscrawl.pipelines.settle import Answer
 
 if TYPE_CHECKING:
@@ -87,6 +102,8 @@ class IndexPipeline:
         busy_timeout: float = BUSY_TIMEOUT,
         crawler: Crawler | None = None,
         retry_timeout: float | None = None,
+        writer_thread: bool = False,
+        queue_size: int = 1024,
     ) -> None:
         self.location = path  # a SQLite path or a PostgreSQL URL (with its credentials)
         self.path = describe(path)  # what log lines and messages show
@@ -103,6 +120,13 @@ class IndexPipeline:
         self._waiting: list[tuple[defer.Deferred[Any], Any]] = []
         self._timer: IDelayedCall | None = None
         self.failed: StorageFault | None = None
+        # FOCUSCRAWL_INDEX_WRITER_THREAD: updates applied off the reactor (IndexWriter)
+        # the writer thread and its fair turns serve SQLite (one file shared by processes);
+        # PostgreSQL takes its writers' turns itself and its store writes inline
+        self.writer_thread = writer_thread and not is_postgres(path)
+        self.queue_size = queue_size
+        self.writer: IndexWriter | None = None
+        self.turns: WriteTurns | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> IndexPipeline:
@@ -117,15 +141,22 @@ class IndexPipeline:
             busy_timeout=defaults.read(settings, "FOCUSCRAWL_DB_BUSY_TIMEOUT"),
             crawler=crawler,
             retry_timeout=defaults.read(settings, "FOCUSCRAWL_INDEX_RETRY_TIMEOUT"),
+            writer_thread=defaults.read(settings, "FOCUSCRAWL_INDEX_WRITER_THREAD"),
+            queue_size=defaults.read(settings, "FOCUSCRAWL_INDEX_QUEUE_SIZE"),
         )
 
     def open_spider(self, spider: Spider | None = None) -> None:
+        if self.writer_thread:
+            self.turns = WriteTurns.beside(self.location, self.busy_timeout)
         try:
             self.index = open_index(
                 self.location, busy_timeout=self.busy_timeout, retry_timeout=self.retry_timeout
             )
-            self.crawl_id = self.index.begin_crawl()
-        except (IndexBusy, *READ_ERRORS, *WRITE_ERRORS) as exc:
+            self.crawl_id = self._in_turn(self.index.begin_crawl)
+        except (IndexBusy, TurnTimeout, *READ_ERRORS, *WRITE_ERRORS) as exc:
+            if self.turns is not None:
+                self.turns.close()
+                self.turns = None
             if self.index is not None:
                 self.index.close()
                 self.index = None
@@ -134,17 +165,43 @@ class IndexPipeline:
             if self.stats is not None and fault is not None:
                 self.stats.set_value("focuscrawl/exit_status", STORAGE_FAULT_EXIT)
             raise CloseSpider(fault.reason if fault is not None else "index_error") from None
+        if self.writer_thread:
+            self.writer = IndexWriter(
+                self.index,
+                self.turns,
+                commit_every=self.commit_every,
+                commit_delay=self.commit_delay,
+                queue_size=self.queue_size,
+                on_fault=self._writer_fault,
+            )
+            self.writer.start()
         logger.info("index: %s (%d pages)", self.path, len(self.index))
+
+    def _in_turn(self, fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` inside a write turn (at open and close only: on the reactor thread)."""
+        if self.turns is None:
+            return fn(*args)
+        self.turns.take()
+        try:
+            return fn(*args)
+        finally:
+            self.turns.release()
 
     def close_spider(self, spider: Spider | None = None) -> None:
         if self.index is None:
             return
+        if self.writer is not None:
+            self.writer.close()
+            self._writer_stats(self.writer)
+            if self.writer.failure is not None and self.failed is None:
+                self.failed = StorageFault(str(self.writer.failure))
+            self.writer = None
         self.commit()
         try:
             if self.failed is None:
-                self.index.end_crawl(self.crawl_id, self.counts)
+                self._in_turn(self.index.end_crawl, self.crawl_id, self.counts)
                 self.index.commit()
-        except WRITE_ERRORS as exc:
+        except (*WRITE_ERRORS, TurnTimeout) as exc:
             logger.error("index: the crawl's counts were not recorded: %s", exc)
         if self.failed is None:
             try:
@@ -154,6 +211,38 @@ class IndexPipeline:
                 logger.error("index: not readable at the end of the crawl: %s", exc)
         self.index.close()
         self.index = None
+        if self.turns is not None:
+            self.turns.close()
+            self.turns = None
+
+    def _writer_stats(self, writer: IndexWriter) -> None:
+        if self.stats is None:
+            return
+        self.stats.set_value("focuscrawl/index/batches", writer.batches)
+        self.stats.set_value("focuscrawl/index/queue_full", writer.overflowed)
+        wait_ms = round(writer.longest_turn_wait * 1000, 1)
+        self.stats.set_value("focuscrawl/index/turn_wait_max_ms", wait_ms)
+
+    def _writer_fault(self, exc: BaseException) -> BaseException:
+        """The writer thread's batch failed on the storage: stop the crawl (once)."""
+        fault = as_fault(f"index {self.path}", exc) or self._other_fault(exc)
+        if self.failed is None:
+            self.failed = fault
+            self._count("storage_error")
+            logger.error("%s", fault)
+            stop_crawl(self.crawler, fault.reason, STORAGE_FAULT_EXIT)
+        return HeldItem(self.failed)
+
+    def _submit(self, adapter: ItemAdapter, url: str, change: str, item: Any) -> Any:
+        assert self.writer is not None
+
+        def done(what: str | None) -> Any:
+            if what is not None:
+                self._count(what)
+            return item
+
+        answer = self.writer.submit(lambda index: self._apply(adapter, url, change))
+        return Answer(answer.addCallback(done))
 
     def _count_cleaned(self) -> None:
         """Hostile input the index cut down or cleaned (NUL bytes, huge texts), into the stats."""
@@ -187,6 +276,8 @@ class IndexPipeline:
             return item
         if self.failed is not None:
             raise HeldItem(self.failed)
+        if self.writer is not None:
+            return self._submit(adapter, url, change, item)
         try:
             self.index.begin()
             self.index.savepoint()
@@ -259,6 +350,8 @@ class IndexPipeline:
         self._answer(waiting)
 
     def _other_fault(self, exc: BaseException) -> StorageFault:
+        if isinstance(exc, TurnTimeout):
+            return StorageFault(f"index {self.path}: {exc}; stopping the crawl (resumable)")
         if locked_error(exc):
             return StorageFault(
                 f"index {self.path}: locked by another process for more than "
