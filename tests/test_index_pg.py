@@ -154,6 +154,7 @@ def test_pipeline_on_either_backend(location: str, tmp_path: Path) -> None:
             "FOCUSCRAWL_DATA_DIR": str(tmp_path),
             "FOCUSCRAWL_INDEX_URL": location,
             "FOCUSCRAWL_INDEX_COMMIT_EVERY": 2,
+            "FOCUSCRAWL_INDEX_WRITER_THREAD": False,  # answers read at once, no reactor
         }
     )
     crawler.stats.open_spider()

@@ -239,6 +239,8 @@ class IndexPipeline:
         def done(what: str | None) -> Any:
             if what is not None:
                 self._count(what)
+            if self.index is not None and self.index.counts:
+                self._count_cleaned()
             return item
 
         answer = self.writer.submit(lambda index: self._apply(adapter, url, change))
