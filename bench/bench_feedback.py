@@ -20,7 +20,6 @@ import argparse
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,70 +29,47 @@ def crawl(site: Any, topic: Any, pages: int, at: int, n_labels: int) -> tuple[An
     """One crawl; with ``n_labels`` > 0 the user labels at page ``at``. Returns the metrics,
     the labels given on topic and off topic."""
     from bench_cluster_recall import make_policy
-    from focuseval.metrics import CrawlRecord, evaluate, normalize_url
-    from focuseval.simulate import _fp, _own_links, partition
+    from focuseval.metrics import evaluate, normalize_url
+    from focuseval.simulate import _fp, simulate
 
-    from focuscrawl.blocks import TemplateLinks
     from focuscrawl.defaults import DEFAULTS
-    from focuscrawl.frontier.memory import MemoryFrontier
     from focuscrawl.frontier.state import RequestState
     from focuscrawl.relevance.judge import Judgement
     from focuscrawl.relevance.labels import uncertain_pages
     from focuscrawl.strategy.scoring import SEED_SCORE
 
-    policy = make_policy(topic, DEFAULTS["FOCUSCRAWL_STRATEGY"])
-    templates = TemplateLinks()
-    frontier = MemoryFrontier()
-    frontier.open()
-    for url in topic.seeds:
-        frontier.push(
-            url, SEED_SCORE, _fp(url), RequestState(seed=True, score=SEED_SCORE).to_wire()
-        )
-    log: list[Any] = []
     judged: list[dict[str, Any]] = []
     labels: dict[str, bool] = {}
     given = [0, 0]
-    examples = 0
-    while len(log) < pages:
-        if n_labels and len(log) == at and not labels:
-            for p in uncertain_pages(judged, {}, n_labels):
-                truth = normalize_url(p["url"]) in topic.labels.relevant
-                labels[p["url"]] = truth
-                given[int(truth)] += 1
-                if truth:  # fetched again as an example page, first
-                    state = RequestState(example=True, score=SEED_SCORE + 1)
-                    examples += 1
-                    frontier.push(
-                        p["url"], SEED_SCORE + 1, _fp(f"{p['url']}#example"), state.to_wire(),
-                        force=True,
-                    )  # fmt: skip
-        entry = frontier.pop()
-        if entry is None:
-            break
-        parts = urlsplit(entry.url)
-        path = parts.path + (f"?{parts.query}" if parts.query else "")
-        resource = site.get(parts.hostname or "", path)
-        status = resource.status if resource is not None else 404
-        log.append(CrawlRecord(entry.url, status))
-        if resource is None or status != 200 or "html" not in resource.content_type:
-            continue
-        page = partition(resource.body, entry.url)
-        if page.error:
-            continue
-        page = _own_links(page)
-        templates.mark(page)
-        state = RequestState.from_wire(entry.data)
-        label = labels.get(entry.url)
+
+    def label_at(log: list[Any], frontier: Any) -> None:
+        """The simulated user, at page ``at``: the true labels of the least certain pages; one
+        labelled on topic is fetched again as an example page, first."""
+        if not n_labels or len(log) != at or labels:
+            return
+        for p in uncertain_pages(judged, {}, n_labels):
+            truth = normalize_url(p["url"]) in topic.labels.relevant
+            labels[p["url"]] = truth
+            given[int(truth)] += 1
+            if truth:
+                state = RequestState(example=True, score=SEED_SCORE + 1)
+                key = _fp(f"{p['url']}#example")
+                frontier.push(p["url"], SEED_SCORE + 1, key, state.to_wire(), force=True)
+
+    def judge(policy: Any, page: Any, state: Any) -> Any:
+        """As the spider's ``judge_page`` with a label file."""
+        label = labels.get(page.url)
         example = state.example or label is True
         judgement = policy.page_judge.judge(page, seed=state.seed, example=example)
         if label is not None and label != judgement.relevant and not state.seed:
             judgement = Judgement(judgement.relevance, label)
         policy.learn(page, state, judgement)
-        judged.append(
-            {"url": entry.url, "relevance": judgement.relevance, "relevant": judgement.relevant}
-        )
-        for url, score, child in policy.links(page, entry.url, state, judgement):
-            frontier.push(url, score, _fp(url), child.to_wire())
+        judged.append({"url": page.url, "relevance": judgement.relevance,
+                       "relevant": judgement.relevant})  # fmt: skip
+        return judgement
+
+    policy = make_policy(topic, DEFAULTS["FOCUSCRAWL_STRATEGY"])
+    log = simulate(site, topic, policy, pages, judge=judge, before_pop=label_at)
     return evaluate(log, topic.labels), given[1], given[0]
 
 

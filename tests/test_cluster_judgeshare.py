@@ -16,7 +16,7 @@ from focuscrawl.relevance.judge import PageJudge
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
 from tests.conftest import free_port
-from tests.test_strategy_linkjudge import fp, page
+from tests.test_strategy_linkjudge import fetch, fp
 from tests.test_strategy_policy import KeywordModel
 
 
@@ -85,21 +85,6 @@ def worker(share: RedisJudgeShare | None) -> tuple[CrawlPolicy, Any]:
     if share is not None:
         policy.share_judge(share)
     return policy, policy.link_judge
-
-
-def fetch(url: str) -> Any:
-    """The toy web of the link-judge tests: a block of links to fish pages ahead of one to bird
-    pages (anchors alike: only the outcomes tell them apart)."""
-    n = int(url.rsplit("/", 1)[1])
-    text = "bird bird" if "/bird/" in url else "fish fish"
-    return page(
-        url,
-        text,
-        {
-            "more": [f"http://w/fish/{n * 2 + k}" for k in (1, 2)],
-            "also": [f"http://w/bird/{n * 2 + k}" for k in (1, 2)],
-        },
-    )
 
 
 def test_two_workers_one_frontier_learn_the_topics_block_together(redis_client: Any) -> None:

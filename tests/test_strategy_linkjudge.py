@@ -79,22 +79,23 @@ def fp(url: str) -> bytes:
     return hashlib.sha1(url.encode()).digest()
 
 
-def crawl(pages: int, weight: float = 1.0) -> list[str]:
+def fetch(url: str) -> Page:
     """A toy web: every page has a block of links to bird pages and one, ahead of it on the
     page, to fish pages (anchors alike: only the outcomes tell the blocks apart)."""
+    n = int(url.rsplit("/", 1)[1])
+    text = "bird bird" if "/bird/" in url else "fish fish"
+    return page(
+        url,
+        text,
+        {
+            "more": [f"http://w/fish/{n * 2 + k}" for k in (1, 2)],
+            "also": [f"http://w/bird/{n * 2 + k}" for k in (1, 2)],
+        },
+    )
 
-    def fetch(url: str) -> Page:
-        n = int(url.rsplit("/", 1)[1])
-        text = "bird bird" if "/bird/" in url else "fish fish"
-        return page(
-            url,
-            text,
-            {
-                "more": [f"http://w/fish/{n * 2 + k}" for k in (1, 2)],
-                "also": [f"http://w/bird/{n * 2 + k}" for k in (1, 2)],
-            },
-        )
 
+def crawl(pages: int, weight: float = 1.0) -> list[str]:
+    """The toy web (:func:`fetch`) crawled by the learned policy."""
     # no votes, no body words: the judge's model alone can tell the blocks apart
     params = SharkParams(votes=0.0, words=0.0, judge_weight=weight, judge_explore=0.0)
     policy = CrawlPolicy(PageJudge(KeywordModel()), "learned", params)

@@ -44,8 +44,13 @@ def simulate(
     policy: CrawlPolicy,
     pages: int,
     template_links: bool = True,
+    judge: Callable[[CrawlPolicy, Page, RequestState], Judgement] | None = None,
+    before_pop: Callable[[list[CrawlRecord], MemoryFrontier], None] | None = None,
 ) -> list[CrawlRecord]:
-    """Crawl ``site`` from the topic's seeds for ``pages`` fetches; returns the fetch log."""
+    """Crawl ``site`` from the topic's seeds for ``pages`` fetches; returns the fetch log.
+    ``judge`` replaces :func:`judge_page` (a bench's own judgement: labels, say), and
+    ``before_pop(log, frontier)`` runs before every pop (to push requests of its own)."""
+    judge = judge or judge_page
     templates = TemplateLinks() if template_links else None
     frontier = MemoryFrontier()
     frontier.open()
@@ -54,6 +59,8 @@ def simulate(
         frontier.push(url, SEED_SCORE, _fp(url), seed.to_wire())
     log: list[CrawlRecord] = []
     while len(log) < pages:
+        if before_pop is not None:
+            before_pop(log, frontier)
         entry = frontier.pop()
         if entry is None:
             break
@@ -71,7 +78,7 @@ def simulate(
             page = _own_links(page)
             templates.mark(page)
         state = RequestState.from_wire(entry.data)  # the frontier stores the wire form
-        judgement = judge_page(policy, page, state)
+        judgement = judge(policy, page, state)
         for url, score, child in policy.links(page, entry.url, state, judgement):
             frontier.push(url, score, _fp(url), child.to_wire())
     return log
