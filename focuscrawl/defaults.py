@@ -658,8 +658,9 @@ _add(
 )
 _add(
     "FOCUSCRAWL_INDEX_WRITER_THREAD",
-    True,
-    "Write the index in a thread of its own (never on the reactor): waiting for another crawl's write turn or a slow disk does not stop fetching or lease renewals. Crawls sharing the index take turns fairly (a lock file `index.sqlite.turns`).",
+    False,
+    "Write the index in a thread of its own (never on the reactor): waiting for another crawl's write turn or a slow disk does not stop fetching or lease renewals. Crawls sharing the index take turns fairly (a lock file `index.sqlite.turns`). Off by default: with it on, a SIGKILLed JOBDIR crawl fetched 69-104 pages again on resume instead of at most the pages in flight (tests/test_frontier_resume.py), not yet understood. Turn it on for several crawls sharing one data directory (docs/faults.md).",
+    experimental=True,
 )
 _add(
     "FOCUSCRAWL_INDEX_QUEUE_SIZE",

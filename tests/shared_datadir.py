@@ -66,7 +66,8 @@ def shared_datadir_run(
     timeout: float = 300,
 ) -> SharedRun:
     topic = topic_file(work, web)
-    args = [*BFS, "-s", f"REDIS_URL={redis_url}", "-s", "FOCUSCRAWL_REDIS_LEASE=5", *extra]
+    args = [*BFS, "-s", f"REDIS_URL={redis_url}", "-s", "FOCUSCRAWL_REDIS_LEASE=5"]
+    args += ["-s", "FOCUSCRAWL_INDEX_WRITER_THREAD=True", *extra]  # what a shared dir needs
     crawls = [
         CrawlProcess(work, "topical", crawl_args(web, topic, work, run, *args))
         for run in range(1, workers + 1)
