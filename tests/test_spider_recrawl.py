@@ -25,7 +25,9 @@ def evolving_web() -> Iterator[TestWebProcess]:
         yield web
 
 
-def crawl(tmp: Path, web: TestWebProcess, name: str, *args: str) -> tuple[list[dict], dict]:
+def crawl(
+    tmp: Path, web: TestWebProcess, name: str, *args: str, pages: int = 1000
+) -> tuple[list[dict], dict]:
     seeds = [urls[0] for urls in web.seeds.values()]
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     proc = subprocess.run(
@@ -46,7 +48,7 @@ def crawl(tmp: Path, web: TestWebProcess, name: str, *args: str) -> tuple[list[d
             "-s",
             "FOCUSCRAWL_DATA_DIR=data",
             "-s",
-            "CLOSESPIDER_PAGECOUNT=1000",
+            f"CLOSESPIDER_PAGECOUNT={pages}",
             "-s",
             "FOCUSCRAWL_RECRAWL_PERIOD=1",
             "-s",

@@ -4,10 +4,6 @@ makes the changed pages due at once and the hosts' trust is checked (issue 31)."
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +13,7 @@ from focuseval.evolving_signals import synthetic_signal_web
 from focuseval.testweb import TestWebProcess
 
 from focuscrawl.change.signal_store import SqliteSignalStore
-from focuscrawl.netguard import allow_private_args
+from tests.test_spider_recrawl import crawl as recrawl_crawl
 
 
 @pytest.fixture(scope="module")
@@ -27,47 +23,8 @@ def signal_web() -> Iterator[TestWebProcess]:
 
 
 def crawl(tmp: Path, web: TestWebProcess, name: str, *args: str) -> tuple[list[dict], dict]:
-    seeds = [urls[0] for urls in web.seeds.values()]
-    env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "scrapy",
-            "crawl",
-            "topical",
-            "-a",
-            "topic=birds",
-            "-a",
-            "seeds=" + ",".join(seeds),
-            "-a",
-            "strategy=bfs",
-            *args,
-            *allow_private_args(web.hosts),
-            "-s",
-            "FOCUSCRAWL_SIGNALS=true",
-            "-s",
-            "FOCUSCRAWL_DATA_DIR=data",
-            "-s",
-            "CLOSESPIDER_PAGECOUNT=2000",
-            "-s",
-            "FOCUSCRAWL_RECRAWL_PERIOD=1",
-            "-s",
-            "FOCUSCRAWL_RECRAWL_BUDGET=1000",
-            "-s",
-            f"FOCUSCRAWL_STATS_FILE={name}.json",
-            "-O",
-            f"{name}.jsonl:jsonlines",
-        ],
-        cwd=tmp,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=400,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    items = [json.loads(line) for line in (tmp / f"{name}.jsonl").read_text().splitlines()]
-    return items, json.loads((tmp / f"{name}.json").read_text())
+    """The recrawl tests' crawl, with the signals on."""
+    return recrawl_crawl(tmp, web, name, "-s", "FOCUSCRAWL_SIGNALS=true", *args, pages=2000)
 
 
 def test_sitemap_only_pages_are_found_and_lastmods_make_pages_due(
