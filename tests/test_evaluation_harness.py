@@ -82,7 +82,9 @@ def test_tiny_real_run_on_the_synthetic_web(tmp_path: Path, testweb_synthetic: A
     run = report["strategies"]["bestfirst"]
     # the references over the served site's graph, from the same seeds, for as many pages
     oracle = report["references"]["oracle"]
-    assert oracle["fetched"] == 60 and oracle["relevant"] >= run["relevant"]
+    # the oracle stops at 60 pages; the crawl a little past them (each page past 60 may add one)
+    extra = run["fetched"] - 60
+    assert oracle["fetched"] == 60 and oracle["relevant"] >= run["relevant"] - extra
     assert report["references"]["bfs"]["fetched"] == 60
     assert set(run["x_oracle"]) == {"250", "500", "1000"} and run["judge"]["judged"] > 0
     assert run["returncode"] == 0
