@@ -98,7 +98,7 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
             key == "judge"
             and value in ("model", "label")
             or key == "order"
-            and value in ("strategy", "oracle", "lookahead", "linkcv", "linkcvp")
+            and value in ("strategy", "oracle", "lookahead", "linkcv", "linkcvp", "linkcvs")
         ):
             overrides[key] = value
         elif key in fields:
@@ -173,7 +173,9 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
             policy.labels = tp.labels  # type: ignore[attr-defined]
             policy.children = _target_children(topic_name, tp)  # type: ignore[attr-defined]
             if order.startswith("linkcv"):
-                policy.link_probs = _link_cv(topic_name, tp, order == "linkcvp")  # type: ignore[attr-defined]
+                policy.link_probs = _link_cv(
+                    topic_name, tp, order == "linkcvp", shape=order == "linkcvs"
+                )  # type: ignore[attr-defined]
         return policy
 
     start = time.perf_counter()
@@ -218,7 +220,9 @@ def _target_children(topic_name: str, topic: Any) -> dict[str, int]:
 LINK_CV_FOLDS = 5
 
 
-def _link_cv(topic_name: str, topic: Any, parent_label: bool) -> dict[tuple[str, str], float]:
+def _link_cv(
+    topic_name: str, topic: Any, parent_label: bool, shape: bool = False
+) -> dict[tuple[str, str], float]:
     """The supervised link ceiling: for every link of every article of the corpus, the
     probability that it leads to a category member, from a logistic regression trained with the
     category's labels on the links to the *other* folds' articles (5 folds by target article,
@@ -226,7 +230,7 @@ def _link_cv(topic_name: str, topic: Any, parent_label: bool) -> dict[tuple[str,
     learner's (anchor, URL path and context words, host), the enclosing block's kind and noise
     flag, and with ``parent_label`` whether the linking page is itself a member (what a
     perfect judge would know of the parent)."""
-    key = ("linkcv", topic_name, parent_label)
+    key = ("linkcv", topic_name, parent_label, shape)
     if key in _state:
         return _state[key]
     import zlib
@@ -238,6 +242,7 @@ def _link_cv(topic_name: str, topic: Any, parent_label: bool) -> dict[tuple[str,
     from sklearn.linear_model import LogisticRegression
 
     from focuscrawl.strategy.linklearner import link_features
+    from focuscrawl.strategy.linkshape import anchor_shape
 
     corpus, site = _state["corpus"], _state["site"]
     members = topic.labels.relevant
@@ -260,6 +265,8 @@ def _link_cv(topic_name: str, topic: Any, parent_label: bool) -> dict[tuple[str,
             feats += [f"k:{link.block_kind}", f"n:{int(link.noise)}"]
             if parent_label:
                 feats.append(f"p:{int(src_member)}")
+            if shape:
+                feats += anchor_shape(link.anchor, link.url)
             rows.append(feats)
             pairs.append((src_key, dst))
             ys.append(int(dst in members))

@@ -175,3 +175,46 @@ def test_request_state_copy_is_an_equal_independent_record() -> None:
     assert twin == state and twin is not state
     twin.score = 9.0
     assert state.score == 1.5
+
+
+def test_anchor_shape_names_the_kind_of_page_a_link_leads_to() -> None:
+    from focuscrawl.strategy.linkshape import anchor_shape
+
+    assert anchor_shape("Isaac Newton", "http://h/wiki/Isaac_Newton")[:2] == ["s:n2", "s:p:CC"]
+    assert "s:digit" in anchor_shape("1066", "http://h/wiki/1066")
+    assert "s:paren" in anchor_shape("Mercury", "http://h/wiki/Mercury_%28planet%29")
+    assert anchor_shape("", "http://h/")[:2] == ["s:n0", "s:p:"]
+    assert len(anchor_shape("a " * 10_000, "http://h/" + "(" * 10_000)) <= 5  # bounded
+
+
+def _judge_on_names(shape: bool) -> tuple[float, float]:
+    """A judge taught that links named like people (two capitalised words, a new name each
+    time) lead to relevant pages and lower-case concepts do not; the scores of an unseen name
+    and an unseen concept."""
+    from focuscrawl.strategy.linkfeatures import LinkFeaturizer
+
+    fz = LinkFeaturizer(shape=shape)
+    judge = LinkJudge(explore=0.0, rescore_every=10, weight=3.0)
+
+    def row(anchor: str) -> int:
+        url = "http://h/wiki/" + anchor.replace(" ", "_")
+        link = Link(url, anchor, "", 0, "text", 1.0)
+        host, words = fz.host_and_words(url)
+        ids = fz.link_ids(link, host, words, "text|p|0|0", 7, 2)
+        slots = (judge.slot("page", "b"), judge.slot(host, "b"), judge.slot(host))
+        return judge.add(url, ids, STATIC, slots, RequestState(1), True)
+
+    for i in range(60):
+        for anchor, relevant in ((f"Name{i} Surname{i}", True), (f"concept{i}", False)):
+            row(anchor)
+            judge.learn("http://h/wiki/" + anchor.replace(" ", "_"), relevant, judge.slot("h"))
+        if judge.due:
+            list(judge.rescore())
+    return score(judge, row("Newname Newsurname")), score(judge, row("newconcept"))
+
+
+def test_the_shape_lets_the_judge_generalise_from_names_to_a_new_name() -> None:
+    name, concept = _judge_on_names(shape=True)
+    assert name > concept + 0.5
+    name, concept = _judge_on_names(shape=False)  # the words of a new name say nothing
+    assert abs(name - concept) < 0.5

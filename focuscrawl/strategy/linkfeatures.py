@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.strategy.linklearner import path_words
+from focuscrawl.strategy.linkshape import anchor_shape
 from focuscrawl.text import STOPWORDS, WORD_EDGES, fast_tokens
 
 #: the dense features, in column order
@@ -43,14 +44,18 @@ MAX_WORDS = 16  # of anchor and URL path together
 MAX_CACHED_CONTEXT = 1024  # characters: a longer context is featurised every time (bounded cache)
 POSITIONS = 4  # a block's position on its page: quarter of the page's blocks
 
-_SALT = {kind: zlib.crc32(kind.encode()) for kind in ("a", "c", "h", "b", "hb", "pk", "pb", "nt")}
+_SALT = {
+    kind: zlib.crc32(kind.encode()) for kind in ("a", "c", "h", "b", "hb", "pk", "pb", "nt", "s")
+}
 
 
 class LinkFeaturizer:
     """Hashed feature ids of links; word hashes are cached (bounded)."""
 
-    def __init__(self, bits: int = 18, max_cache: int = 200_000) -> None:
+    def __init__(self, bits: int = 18, max_cache: int = 200_000, shape: bool = False) -> None:
+        """``shape``: the anchor's shape (:func:`~.linkshape.anchor_shape`) as features too."""
         self.bits = bits
+        self.shape = shape
         self.mask = (1 << bits) - 1
         self.max_cache = max_cache
         self._words: dict[str, int] = {}
@@ -146,6 +151,8 @@ class LinkFeaturizer:
         for w in dict.fromkeys(words + url_words[: MAX_WORDS - len(words)]):
             i = aid.get(w)
             out.append(i if i is not None else kid(aid, w, "a"))
+        if self.shape:
+            out += [self._id(self._h(f), "s") for f in anchor_shape(link.anchor, link.url)]
         return out
 
     def _context_ids(self, context: str, anchor_ids: list[int]) -> list[int]:

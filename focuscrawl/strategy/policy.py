@@ -133,7 +133,7 @@ class CrawlPolicy:
             if strategy == "learned"
             else None
         )
-        self._featurizer = LinkFeaturizer()
+        self._featurizer = LinkFeaturizer(shape=p.judge_shape)
         self._epoch = 0
         # workers of one crawl (a Redis frontier): the epochs they count together and the
         # outcomes of the pages each judges, exchanged at every epoch (None: this process alone)

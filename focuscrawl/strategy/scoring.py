@@ -76,6 +76,7 @@ class SharkParams:
     judge_hashed: bool = True  # False: the judge learns from its numeric features only
     judge_conf: float = 0.0  # the judge's weight × n / (n + judge_conf), n pages judged; off:
     # 100 gained on DEV within noise (@250 +0.010) and lost on HELDOUT (docs/strategies.md)
+    judge_shape: bool = False  # the anchor's shape (linkshape.anchor_shape) as hashed features
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:
