@@ -8,7 +8,7 @@ from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.relevance.judge import PageJudge
-from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge
+from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge, auc
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
 from tests.test_strategy_policy import KeywordModel
@@ -218,3 +218,61 @@ def test_the_shape_lets_the_judge_generalise_from_names_to_a_new_name() -> None:
     assert name > concept + 0.5
     name, concept = _judge_on_names(shape=False)  # the words of a new name say nothing
     assert abs(name - concept) < 0.5
+
+
+def test_auc_counts_pairs_ranked_right_and_ties_half() -> None:
+    y = np.array([0.0, 0.0, 1.0, 1.0])
+    assert auc(np.array([0.1, 0.2, 0.3, 0.4]), y) == 1.0
+    assert auc(np.array([0.4, 0.3, 0.2, 0.1]), y) == 0.0
+    assert auc(np.array([0.5, 0.5, 0.5, 0.5]), y) == 0.5
+    # 4 (positive, negative) pairs: only 0.3 > 0.25 is ranked right
+    assert auc(np.array([0.35, 0.25, 0.3, 0.2]), y) == 0.25
+    assert auc(np.array([0.1, 0.3, 0.3, 0.2]), y) == 0.625  # two right, one tied (a half)
+
+
+def window(judge: LinkJudge, shark: np.ndarray, prob: np.ndarray, y: np.ndarray) -> None:
+    for row in zip(shark, prob, y, strict=True):
+        judge._pq[judge._pqn % len(judge._pq)] = row
+        judge._pqn += 1
+
+
+def test_the_gate_drops_a_model_that_ranks_its_links_worse_than_shark_search() -> None:
+    rng = np.random.default_rng(3)
+    y = (rng.random(200) < 0.3).astype(float)
+    shark = 0.3 + 0.2 * y + 0.05 * rng.random(200)  # Shark-Search ranks every outcome right
+    judge = LinkJudge(weight=1.0, gate=True)
+    window(judge, shark, 1.0 - y, y)  # the model says the opposite
+    assert judge.gate_factor() == 0.0
+    judge.factor = judge.gate_factor()
+    assert judge.effective_weight == 0.0
+
+
+def test_the_gate_keeps_or_raises_a_model_that_ranks_better() -> None:
+    rng = np.random.default_rng(4)
+    y = (rng.random(200) < 0.3).astype(float)
+    noisy = 0.4 + 0.3 * rng.random(200)  # Shark-Search says nothing
+    judge = LinkJudge(weight=1.0, gate=True)
+    # the model right, but for a noise that a larger weight overcomes better
+    window(judge, noisy, 0.2 + 0.2 * y, y)
+    assert judge.gate_factor() == 2.0
+    few = LinkJudge(gate=True)
+    window(few, noisy[:15], 1.0 - y[:15], y[:15])  # too few outcomes of a class to judge by
+    assert few.gate_factor() == 1.0
+
+
+def test_the_gate_reads_the_models_probability_before_it_learns_the_outcome() -> None:
+    judge = LinkJudge(explore=0.0, rescore_every=10, gate=True)
+    for i in range(80):
+        for block, relevant in (("good", True), ("bad", False)):
+            url = f"http://h/{block}/{i}"
+            add(judge, url, block)
+            judge.learn(url, relevant, judge.slot("h"))
+        if judge.due:
+            list(judge.rescore())
+    n = min(judge._pqn, len(judge._pq))
+    pq = judge._pq[:n]
+    assert n > 100  # every link credited once the model was ready
+    # the model learnt the blocks: it ranks the window's outcomes (its own, before learning
+    # each) better than the Shark-Search score (the same for every link) does
+    assert auc(pq[:, 1], pq[:, 2]) > 0.9
+    assert judge.factor == 1.0  # the score is a constant: every factor ranks as well; 1 kept

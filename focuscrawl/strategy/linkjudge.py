@@ -41,11 +41,17 @@ import numpy as np
 
 from focuscrawl.strategy.linkfeatures import N_NUMERIC, NUMERIC
 
+GATE_FACTORS = (0.0, 0.5, 1.0, 2.0)  # the model's weight × one of these (the gate)
+GATE_MIN = 10  # outcomes of each class in the gate's window before it moves
 EPOCH_STEP = 64.0  # above any score within an epoch (scores are clipped below it)
 
 _COL = {name: i for i, name in enumerate(NUMERIC)}
 _STATIC = ("bias", "parent_relevance", "parent_relevant", "shark", "words", "noise")
 _SHARK = _STATIC.index("shark")
+_STATIC_COLS = [_COL[name] for name in _STATIC]
+_INLINK_COLS = [_COL["irr_in"], _COL["rel_in"]]  # the columns of inlinks[:, 0] and [:, 1]
+_YIELD_COLS = [_COL[name] for name in ("block_yield", "arm_yield", "host_yield")]
+_KINDS = np.arange(3)[:, None]
 
 
 class LinkJudge:
@@ -68,6 +74,8 @@ class LinkJudge:
         l2: float = 1e-3,
         hashed: bool = True,
         confidence: float = 0.0,
+        gate: bool = False,
+        gate_window: int = 500,
     ) -> None:
         """``weight``: the model's probability is added to the link's Shark-Search score × this;
         ``rate``: AdaGrad's step; ``explore``: the UCB constant ``c``; ``smoothing``: the yields'
@@ -75,6 +83,13 @@ class LinkJudge:
         self.weight = weight
         # the model's weight grows with the pages judged: weight × n / (n + confidence)
         self.confidence = confidence
+        # the gate: the model's weight × the factor of GATE_FACTORS whose order of the last
+        # ``gate_window`` credited links (Shark-Search score + weight × factor × P, P as the
+        # model said before it learned the link's outcome) ranked their outcomes best
+        self.gate = gate
+        self.factor = 1.0
+        self._pq = np.zeros((gate_window, 3))  # shark, P, outcome: a ring
+        self._pqn = 0
         self.rate = rate
         self.explore = explore
         self.smoothing = smoothing
@@ -191,6 +206,16 @@ class LinkJudge:
         self.inlinks[row, int(parent_relevant)] += 1.0
         return row
 
+    def row_of(self, url: str) -> int | None:
+        """The row of a queued URL, or None."""
+        return self._row.get(url)
+
+    def vote(self, row: int, shark: float, child: Any, parent_relevant: bool) -> None:
+        """A queued row found on another page: :meth:`add` without the features (a row keeps
+        its first in-link's), for a caller that need not compute them."""
+        self.update(row, shark, child)
+        self.inlinks[row, int(parent_relevant)] += 1.0
+
     def update(self, row: int, shark: float, child: Any) -> None:
         """A better-scored link to a queued row on the same page: its score and state."""
         if shark > self.static[row, _SHARK]:
@@ -226,16 +251,14 @@ class LinkJudge:
         return self._numbers(self.static[rows], self.inlinks[rows], self.slots[rows])
 
     def _numbers(self, static: np.ndarray, inlinks: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        x = np.zeros((len(static), N_NUMERIC))
-        for j, name in enumerate(_STATIC):
-            x[:, _COL[name]] = static[:, j]
-        x[:, _COL["irr_in"]] = np.log1p(inlinks[:, 0])
-        x[:, _COL["rel_in"]] = np.log1p(inlinks[:, 1])
+        x = np.empty((len(static), N_NUMERIC))
+        x[:, _STATIC_COLS] = static
+        x[:, _INLINK_COLS] = np.log1p(inlinks)
         prior, a = self.prior, self.smoothing
-        for k, name in enumerate(("block_yield", "arm_yield", "host_yield")):
-            s = slots[:, k]
-            n = self.stats_n[k, s]
-            x[:, _COL[name]] = (self.stats_rel[k, s] + a * prior) / (n + a) - prior
+        # the yields of the three slots at once: block on its page, (host, signature), host
+        n = self.stats_n[_KINDS, slots.T]
+        rel = self.stats_rel[_KINDS, slots.T]
+        x[:, _YIELD_COLS] = ((rel + a * prior) / (n + a) - prior).T
         return x
 
     def prob(self, rows: np.ndarray) -> np.ndarray:
@@ -252,10 +275,11 @@ class LinkJudge:
     def effective_weight(self) -> float:
         """``weight`` × n / (n + ``confidence``), n the pages judged so far: the first epochs'
         models (a word's weight learnt from one or two pages) move the order less."""
+        weight = self.weight * self.factor
         if self.confidence <= 0:
-            return self.weight
+            return weight
         n = self.judged[0] + self.judged[1]
-        return self.weight * n / (n + self.confidence)
+        return weight * n / (n + self.confidence)
 
     def score(self, rows: np.ndarray) -> np.ndarray:
         """The score within an epoch: Shark-Search score + weight × P(relevant) + bonus."""
@@ -276,6 +300,15 @@ class LinkJudge:
         row = self._row.get(url)
         if row is not None:
             x = self._numeric(np.array([row]))[0]
+            if self.gate and self.ready:
+                z = float(self.w[self.ids[row]].sum() + x @ self.wn)
+                k = self._pqn % len(self._pq)
+                self._pq[k] = (
+                    self.static[row, _SHARK],
+                    1.0 / (1.0 + math.exp(-min(30.0, max(-30.0, z)))),
+                    y,
+                )
+                self._pqn += 1
             self._store(self.ids[row], x, y)
             self._step(self.ids[row : row + 1], x[None, :], np.array([y]))
             self._known[url] = (y, float(self.inlinks[row, 0]), float(self.inlinks[row, 1]))
@@ -389,6 +422,22 @@ class LinkJudge:
                         uniq = self._uniq[lo] = self._unique(self._rids[sl])
                 self._step(self._rids[sl], self._rx[sl], self._ry[sl], uniq)
 
+    def gate_factor(self) -> float:
+        """The factor of :data:`GATE_FACTORS` under which the window's credited links rank
+        best (AUC of their outcomes; 1.0 until the window holds ``GATE_MIN`` of each)."""
+        n = min(self._pqn, len(self._pq))
+        pq = self._pq[:n]
+        y = pq[:, 2]
+        pos = int(y.sum())
+        if pos < GATE_MIN or n - pos < GATE_MIN:
+            return 1.0
+        best, best_auc = 1.0, -1.0
+        for f in GATE_FACTORS:
+            got = auc(pq[:, 0] + self.weight * f * pq[:, 1], y)
+            if got > best_auc + 1e-9 or (abs(got - best_auc) <= 1e-9 and f == 1.0):
+                best, best_auc = f, got
+        return best
+
     @property
     def due(self) -> bool:
         return self._since >= self.rescore_every and self.ready
@@ -397,6 +446,8 @@ class LinkJudge:
         """Every live row scored by the current model; the ``rescore_top`` best, best first."""
         self._since = 0
         self.refit()
+        if self.gate:
+            self.factor = self.gate_factor()
         rows = np.flatnonzero(self.live)
         if not len(rows):
             return
@@ -409,3 +460,17 @@ class LinkJudge:
             url = self._url[row]
             if url is not None:
                 yield url, float(scores[i]), self.child_of(row)
+
+
+def auc(scores: np.ndarray, y: np.ndarray) -> float:
+    """The area under the ROC curve of ``scores`` for the 0/1 outcomes ``y`` (Mann-Whitney, ties
+    counted half: tied scores get their average rank)."""
+    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    ranks = (ends - (counts - 1) / 2.0)[inverse]  # 1-based average ranks
+    pos = y > 0.5
+    n1 = int(pos.sum())
+    n0 = len(y) - n1
+    if not n1 or not n0:
+        return 0.5
+    return float((ranks[pos].sum() - n1 * (n1 + 1) / 2.0) / (n1 * n0))

@@ -28,7 +28,6 @@ from focuscrawl.strategy.wordmodel import BodyWordModel, link_words
 from focuscrawl.text import fast_tokens
 
 LEARN_CONTEXT_CHARS = 160  # of the link context carried in the request for the link learner
-CREDIT_PER_PAGE = 32  # links to judged pages a page adds as the link judge's examples
 
 
 def noisy_of(link: Any) -> float:
@@ -129,6 +128,7 @@ class CrawlPolicy:
                 capacity=p.judge_capacity,
                 hashed=p.judge_hashed,
                 confidence=p.judge_conf,
+                gate=p.judge_gate,
             )
             if strategy == "learned"
             else None
@@ -406,10 +406,11 @@ class CrawlPolicy:
         known: list[tuple[str, list[int], tuple[float, ...], tuple[int, int, int], bool]] = []
         block_slots: dict[int, int] = {}  # per block of this page, its slot
         cached_slot = judge.cached_slot
+        credit_cap = p.judge_credit
         for link, score, child, _, target in self._followed(page, parent):
             first = target not in rows
             fetched = memory.is_fetched(target)
-            if fetched and not (first and credited < CREDIT_PER_PAGE):
+            if fetched and not (first and credited < credit_cap):
                 continue
             if fetched and judge.label_of(target) is None:
                 continue
@@ -423,26 +424,34 @@ class CrawlPolicy:
                 score += words_weight * lift
             if not first and score <= judge.static[rows[target], 3]:
                 continue
-            host, url_words = fz.host_and_words(target)
-            sig = sigs.get(link.block_id) or signature(None, 0)
-            if first:
-                ids = fz.link_ids(link, host, url_words, sig, kind_hash, band)
-                bslot = block_slots.get(link.block_id)
-                if bslot is None:
-                    bslot = block_slots[link.block_id] = judge.slot(url, link.block_id)
-                slots = (bslot, cached_slot(host, sig), cached_slot(host))
-                static = (1.0, page_rel, float(judgement.relevant), score, lift, noisy_of(link))
-                if fetched:
-                    # a link to a page judged already: one more example for the judge
-                    credited += 1
-                    rows[target] = -1
-                    known.append((target, ids, static, slots, judgement.relevant))
-                    continue
-                child.parent = url
-                rows[target] = judge.add(target, ids, static, slots, child, judgement.relevant)
-            else:
+            if not first:
                 child.parent = url
                 judge.update(rows[target], score, child)
+                continue
+            row = None if fetched else judge.row_of(target)
+            if row is not None:
+                # queued already, found on another page: an in-link vote, and the better
+                # score; its features stay its first in-link's (none computed here)
+                child.parent = url
+                judge.vote(row, score, child, judgement.relevant)
+                rows[target] = row
+                continue
+            host, url_words = fz.host_and_words(target)
+            sig = sigs.get(link.block_id) or signature(None, 0)
+            ids = fz.link_ids(link, host, url_words, sig, kind_hash, band)
+            bslot = block_slots.get(link.block_id)
+            if bslot is None:
+                bslot = block_slots[link.block_id] = judge.slot(url, link.block_id)
+            slots = (bslot, cached_slot(host, sig), cached_slot(host))
+            static = (1.0, page_rel, float(judgement.relevant), score, lift, noisy_of(link))
+            if fetched:
+                # a link to a page judged already: one more example for the judge
+                credited += 1
+                rows[target] = -1
+                known.append((target, ids, static, slots, judgement.relevant))
+                continue
+            child.parent = url
+            rows[target] = judge.add(target, ids, static, slots, child, judgement.relevant)
         if known:
             judge.known_links(known)
         rows = {t: r for t, r in rows.items() if r >= 0}

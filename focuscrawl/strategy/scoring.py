@@ -78,6 +78,8 @@ class SharkParams:
     # 100 gained on DEV within noise (@250 +0.010) and lost on HELDOUT (docs/strategies.md)
     judge_shape: bool = False  # the anchor's shape (linkshape.anchor_shape) as features: +0.009
     # @500 on DEV, −0.006 / +0.017 on HELDOUT of the two webs (docs/strategies.md): off
+    judge_gate: bool = False  # the model's weight chosen by how it ranked its credited links
+    judge_credit: int = 32  # links to pages judged already a page adds as examples (at most)
 
 
 def vote_bonus(total: float, params: SharkParams) -> float:
