@@ -283,8 +283,9 @@ class LinkJudge:
 
     def score(self, rows: np.ndarray) -> np.ndarray:
         """The score within an epoch: Shark-Search score + weight × P(relevant) + bonus."""
-        shark = self.static[rows, _SHARK].astype(float)
-        s = shark + self.bonus(rows)
+        s = self.static[rows, _SHARK].astype(float)
+        if self.explore:
+            s += self.bonus(rows)
         if self.ready:
             s += self.effective_weight * self.prob(rows)
         s = np.clip(s, 0.0, EPOCH_STEP - 1.0)
