@@ -131,6 +131,7 @@ class PostgresIndex:
         self._ops: list[tuple[str, Any]] = []  # the open transaction's statements, for a replay
         self._mark: int | None = None  # len(_ops) at the item's savepoint (kept client-side)
         self._lost = False  # the transaction is gone (a new connection, a deadlock): replay
+        self._queued: list[tuple[str, Any]] = []  # writes sent with the COMMIT (:meth:`flush`)
 
     @classmethod
     def open(
@@ -274,27 +275,91 @@ class PostgresIndex:
             with contextlib.suppress(psycopg.Error):
                 self._conn.rollback()  # what was not committed is not kept
         self._ops.clear()
+        self._queued.clear()
         self._mark = None
         self._drop_connection()
 
     def commit(self) -> None:
-        """Commit the open transaction; returns only once the server has it."""
+        """Commit the open transaction (and the queued writes); returns only once the server
+        has it."""
+        self.flush()
+
+    def flush(self) -> list[bool | IndexStoreError]:
+        """Commit the open transaction with the writes queued by :meth:`queue_upsert` and
+        :meth:`queue_remove`, sent in one pipeline with the ``COMMIT`` (one round trip); each
+        queued write's outcome, in order, once the server has committed: True for a new page
+        (a page removed), False for a page replaced (nothing to remove), or the
+        :class:`IndexStoreError` of a write the server refused: that write alone is undone
+        (the batch is replayed without it, with a savepoint per write), the others are kept.
+        A lost connection or a deadlock replays the whole transaction (the writes are
+        idempotent), as for :meth:`upsert`."""
         if self.readonly:
-            return
+            return []
         deadline: float | None = None
+        one_by_one = False  # a write was refused: replay the batch a write at a time
         while True:
             try:
                 if self._lost or self._conn is None:
                     self._restore()
-                self._conn.commit()
+                if one_by_one:
+                    outcomes = self._send_one_by_one()
+                elif self._queued:
+                    outcomes = self._send_pipelined()
+                else:
+                    outcomes = []
+                    self._conn.commit()
             except psycopg.OperationalError as exc:
                 deadline = self._recover(exc, deadline)
+                self.counts["replayed"] += len(self._queued)
                 continue
             except psycopg.Error as exc:
-                raise IndexStoreError(f"index {self.path}: {self._text(exc)}") from None
+                if one_by_one:
+                    raise IndexStoreError(f"index {self.path}: {self._text(exc)}") from None
+                one_by_one = True  # a write refused (its data, a constraint): find it
+                self.counts["batches_refused"] += 1
+                self._abandon()
+                continue
             self._ops.clear()
+            self._queued.clear()
             self._mark = None
-            return
+            return outcomes
+
+    def _abandon(self) -> None:
+        """Roll the failed transaction back; the next try replays it."""
+        with contextlib.suppress(psycopg.Error):
+            self._conn.rollback()
+        self._lost = True
+
+    def _send_pipelined(self) -> list[bool | IndexStoreError]:
+        conn = self._conn
+        cursors = []
+        with conn.pipeline():
+            for sql, params in self._queued:
+                cur = conn.cursor()
+                cur.execute(sql, params)
+                cursors.append(cur)
+            conn.commit()  # queued behind the writes; returns once the server answered all
+        self.counts["pipelined_batches"] += 1
+        return [_outcome(cur) for cur in cursors]
+
+    def _send_one_by_one(self) -> list[bool | IndexStoreError]:
+        conn = self._conn
+        outcomes: list[bool | IndexStoreError] = []
+        for sql, params in self._queued:
+            conn.execute("SAVEPOINT item")
+            try:
+                cur = conn.execute(sql, params)
+            except psycopg.OperationalError:
+                raise
+            except psycopg.Error as exc:
+                conn.execute("ROLLBACK TO SAVEPOINT item")
+                self.counts["refused"] += 1
+                outcomes.append(IndexStoreError(f"index {self.path}: {self._text(exc)}"))
+                continue
+            conn.execute("RELEASE SAVEPOINT item")
+            outcomes.append(_outcome(cur))
+        conn.commit()
+        return outcomes
 
     def begin(self) -> None:
         """Nothing to do: a transaction starts with its first statement (row locks, no file
@@ -302,6 +367,7 @@ class PostgresIndex:
 
     def rollback(self) -> None:
         self._ops.clear()
+        self._queued.clear()
         self._mark = None
         if self._conn is not None and not self._conn.closed:
             try:
@@ -354,6 +420,31 @@ class PostgresIndex:
         url: str,
         title: str,
         text: str,
+        **fields: Any,
+    ) -> bool:
+        """Add or replace the page at ``url`` now; True when it was new (see the SQLite index)."""
+        sql, params = self._upsert_statement(url, title, text, **fields)
+        return bool(self._write(sql, params).fetchone()[0])
+
+    def queue_upsert(self, url: str, title: str, text: str, **fields: Any) -> None:
+        """:meth:`upsert`, sent with the next :meth:`flush` (its outcome in the list it returns;
+        the text is cleaned and counted now)."""
+        self._queue(*self._upsert_statement(url, title, text, **fields))
+
+    def queue_remove(self, url: str) -> None:
+        """:meth:`remove`, sent with the next :meth:`flush`."""
+        self._queue(_REMOVE, (self._url(url),))
+
+    def _queue(self, sql: str, params: Any) -> None:
+        if self.readonly:
+            raise IndexStoreError(f"index {self.path}: opened read-only")
+        self._queued.append((sql, params))
+
+    def _upsert_statement(
+        self,
+        url: str,
+        title: str,
+        text: str,
         *,
         relevance: float = 0.0,
         depth: int = 0,
@@ -363,8 +454,8 @@ class PostgresIndex:
         diff: Mapping[str, Any] | None = None,
         changed_at: float = 0.0,
         crawl_id: int = 0,
-    ) -> bool:
-        """Add or replace the page at ``url``; True when it was new (see the SQLite index)."""
+    ) -> tuple[str, dict[str, Any]]:
+        """The upsert's SQL and parameters (text cleaned, capped and counted)."""
         title = self._clean(clean_text(cap_title(title or "", self.counts), self.counts))
         body = self._clean(clean_text(cap_text(text or "", self.counts), self.counts))
         fts = body
@@ -398,12 +489,10 @@ class PostgresIndex:
             if params[name] is same:  # one parameter sent once
                 sql = sql.replace(f"%({name})s", "%(body)s" if name == "fts" else "%(title)s")
                 del params[name]
-        row = self._write(sql, params).fetchone()
-        return bool(row[0])
+        return sql, params
 
     def remove(self, url: str) -> bool:
-        cur = self._write("DELETE FROM focuscrawl_pages WHERE url = %s", (self._url(url),))
-        return cur.rowcount > 0
+        return self._write(_REMOVE, (self._url(url),)).rowcount > 0
 
     def _set_column(self, column: str, values: Mapping[str, float]) -> int:
         if not values:
@@ -548,6 +637,15 @@ class PostgresIndex:
         """Ranked hits for a user query; :class:`~focuscrawl.index.query.QueryError` on bad input."""
         return PostgresSearch(self._run, self.url).search(query, limit, weights)
 
+
+def _outcome(cur: Any) -> bool:
+    """A write's outcome from its cursor: the upsert's ``xmax = 0`` (new), a removal's count."""
+    if cur.description is not None:
+        return bool(cur.fetchone()[0])
+    return bool(cur.rowcount > 0)
+
+
+_REMOVE = "DELETE FROM focuscrawl_pages WHERE url = %s"
 
 _PAGE_KEYS = (
     "url",

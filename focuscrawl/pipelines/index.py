@@ -54,6 +54,7 @@ from focuscrawl.index.backend import (
     READ_ERRORS,
     WRITE_ERRORS,
     IndexStore,
+    QueuedWrites,
     describe,
     is_postgres,
     open_index,
@@ -118,6 +119,8 @@ class IndexPipeline:
         self.counts: Counter[str] = Counter()
         # items updated in the open transaction, answered at its commit
         self._waiting: list[tuple[defer.Deferred[Any], Any]] = []
+        # a store of QueuedWrites: each waiting item's write ("upsert", "remove"), sent at commit
+        self._queued: list[str] = []
         self._timer: IDelayedCall | None = None
         self.failed: StorageFault | None = None
         # FOCUSCRAWL_INDEX_WRITER_THREAD: updates applied off the reactor (IndexWriter)
@@ -280,6 +283,8 @@ class IndexPipeline:
             raise HeldItem(self.failed)
         if self.writer is not None:
             return self._submit(adapter, url, change, item)
+        if isinstance(self.index, QueuedWrites):
+            return self._queue(self.index, adapter, url, change, item)
         try:
             self.index.begin()
             self.index.savepoint()
@@ -298,6 +303,9 @@ class IndexPipeline:
         if what is None:
             return item
         self._count(what)
+        return self._wait_for_commit(item)
+
+    def _wait_for_commit(self, item: Any) -> Answer:
         answer: defer.Deferred[Any] = defer.Deferred()
         self._waiting.append((answer, item))
         if len(self._waiting) >= self.commit_every:
@@ -308,6 +316,23 @@ class IndexPipeline:
             self._timer = reactor.callLater(self.commit_delay, self.commit)  # type: ignore[attr-defined]
         return Answer(answer)
 
+    def _queue(
+        self, index: QueuedWrites, adapter: ItemAdapter, url: str, change: str, item: Any
+    ) -> Answer:
+        """The item's write queued, sent with the commit (PostgreSQL: the batch in one round
+        trip); answered and counted once committed (a write the database refused fails its
+        item alone)."""
+        if change == "deleted" or not adapter.get("relevant"):
+            index.queue_remove(url)
+            self._queued.append("remove")
+        else:
+            page_url, title, text, fields = self._page(adapter, url, change)
+            index.queue_upsert(page_url, title, text, **fields)
+            self._queued.append("upsert")
+        if self.index is not None and self.index.counts:
+            self._count_cleaned()
+        return self._wait_for_commit(item)
+
     def _apply(self, adapter: ItemAdapter, url: str, change: str) -> str | None:
         """The index update of one item (in the open transaction): what was done, or None."""
         assert self.index is not None
@@ -315,17 +340,22 @@ class IndexPipeline:
             return "removed" if self.index.remove(url) else None
         if not adapter.get("relevant"):
             return "removed" if self.index.remove(url) else None  # it left the topic
-        added = self.index.upsert(
-            url,
-            str(adapter.get("title") or ""),
-            str(adapter.get("text") or ""),
-            relevance=float(adapter.get("relevance") or 0.0),
-            depth=int(adapter.get("depth") or 0),
-            fetched_at=float(adapter.get("fetched_at") or 0.0),
-            change=change,
-            **self._last_change(adapter, change),
-        )
+        page_url, title, text, fields = self._page(adapter, url, change)
+        added = self.index.upsert(page_url, title, text, **fields)
         return "added" if added else "replaced"
+
+    def _page(
+        self, adapter: ItemAdapter, url: str, change: str
+    ) -> tuple[str, str, str, dict[str, Any]]:
+        """The upsert's arguments for an item."""
+        fields = {
+            "relevance": float(adapter.get("relevance") or 0.0),
+            "depth": int(adapter.get("depth") or 0),
+            "fetched_at": float(adapter.get("fetched_at") or 0.0),
+            "change": change,
+            **self._last_change(adapter, change),
+        }
+        return url, str(adapter.get("title") or ""), str(adapter.get("text") or ""), fields
 
     def _last_change(self, adapter: ItemAdapter, change: str) -> dict[str, Any]:
         """A significant change's diff (``item.change_diff``) for the page's row: the changes
@@ -342,14 +372,20 @@ class IndexPipeline:
                 self._timer.cancel()
             self._timer = None
         waiting, self._waiting = self._waiting, []
+        queued, self._queued = self._queued, []
         if self.index is None or self.failed is not None:
             self._answer(waiting)
             return
+        outcomes: list[Any] = []
         try:
-            self.index.commit()
+            if queued:
+                assert isinstance(self.index, QueuedWrites)
+                outcomes = self.index.flush()
+            else:
+                self.index.commit()
         except WRITE_ERRORS as exc:
             self._fail(as_fault(f"index {self.path}", exc) or self._other_fault(exc))
-        self._answer(waiting)
+        self._answer(waiting, queued, outcomes)
 
     def _other_fault(self, exc: BaseException) -> StorageFault:
         if isinstance(exc, TurnTimeout):
@@ -361,12 +397,28 @@ class IndexPipeline:
             )
         return StorageFault(f"index {self.path}: {exc}; stopping the crawl (resumable)")
 
-    def _answer(self, waiting: list[tuple[defer.Deferred[Any], Any]]) -> None:
-        for answer, item in waiting:
+    def _answer(
+        self,
+        waiting: list[tuple[defer.Deferred[Any], Any]],
+        queued: list[str] | None = None,
+        outcomes: list[Any] | None = None,
+    ) -> None:
+        """Answer the committed items (``queued``: their writes, ``outcomes``: what each did)."""
+        for n, (answer, item) in enumerate(waiting):
             if self.failed is not None:
                 answer.errback(HeldItem(self.failed))
-            else:
-                answer.callback(item)
+                continue
+            if queued and outcomes:
+                outcome = outcomes[n]
+                if isinstance(outcome, Exception):  # refused by the database: this item alone
+                    self._count("refused")
+                    answer.errback(outcome)
+                    continue
+                if queued[n] == "upsert":
+                    self._count("added" if outcome else "replaced")
+                elif outcome:
+                    self._count("removed")
+            answer.callback(item)
 
     def _fail(self, fault: StorageFault) -> None:
         """The index cannot be written: undo the open transaction, stop the crawl (once)."""
@@ -376,6 +428,7 @@ class IndexPipeline:
         except sqlite3.Error as exc:
             logger.debug("index: rollback after a failed write: %s", exc)
         waiting, self._waiting = self._waiting, []
+        self._queued = []
         if self.failed is None:
             self.failed = fault
             self._count("storage_error")
