@@ -538,3 +538,45 @@ def test_server_restarted_mid_pipelined_batch_replays_it(pg_server: Any, pg_url:
     ro = open_index(pg_url, readonly=True)
     assert len(ro) == 22 and [h.title for h in ro.search("second").hits] == ["L2"]
     ro.close()
+
+
+def test_ranks_come_from_a_capped_scan_smaller_for_or(pg_url: str) -> None:
+    """At most ``scan_cap`` text matches are ranked (a quarter of it for an OR fallback), plus
+    the title matches, which are never lost to the cap."""
+    from focuscrawl.index.pgsearch import OR_CAP_SHARE, scan_cap
+
+    ix = open_index(pg_url)
+    for n in range(40):
+        ix.queue_upsert(f"http://c/{n}", f"Page {n}", f"a heron by the water number{n}")  # type: ignore[attr-defined]
+    for n in range(3):
+        ix.queue_upsert(f"http://c/t{n}", f"Heron {n}", "a title match")  # type: ignore[attr-defined]
+    ix.commit()
+    weights = RankWeights(scan_cap=20, candidates=1)
+    assert scan_cap(weights, "and") == 20 and scan_cap(weights, "or") == 20 * OR_CAP_SHARE
+    assert scan_cap(RankWeights(scan_cap=0), "or") is None  # 0: every match ranked
+    titles = {f"http://c/t{n}" for n in range(3)}
+    hits = ix.search("heron", limit=100, weights=weights).hits
+    assert 20 <= len(hits) <= 23 and titles <= {h.url for h in hits}
+    result = ix.search("heron zebra", limit=100, weights=weights)
+    assert result.mode == "or" and 5 <= len(result.hits) <= 8
+    assert titles <= {h.url for h in result.hits}
+    assert len(ix.search("heron", limit=100, weights=RankWeights(scan_cap=0)).hits) == 43
+    ix.close()
+
+
+def test_tsvector_kept_in_the_row_and_sampled_finely(pg_url: str) -> None:
+    """The schema keeps the tsvector in the row (STORAGE MAIN: a ranked match needs no TOAST
+    lookup) with statistics target 1000 (the idf's common lexemes); a second writer's open
+    leaves them as they are."""
+    import psycopg
+
+    from focuscrawl.index.pgschema import TSV_STATISTICS
+
+    for _ in range(2):
+        open_index(pg_url).close()
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute(
+            "SELECT attstorage::text, attstattarget FROM pg_attribute"
+            " WHERE attrelid = 'focuscrawl_pages'::regclass AND attname = 'tsv'"
+        ).fetchone()
+    assert row == ("m", TSV_STATISTICS)
