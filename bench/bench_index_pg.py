@@ -230,26 +230,28 @@ def run(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> int:
         )
 
     if args.crawl_pages:
-        crawl(admin, args.crawl_pages, args.crawl_rounds)
+        crawl(admin, args.crawl_pages, args.crawl_rounds, server_cpu)
     if args.quality:
         quality(admin)
     return 0
 
 
-def crawl(admin: str, pages: int, rounds: int) -> None:
-    """``scrapy crawl topical`` of the synthetic test web with each index, alternating."""
+def crawl(admin: str, pages: int, rounds: int, server_cpu: Callable[[], float]) -> None:
+    """``scrapy crawl topical`` of the synthetic test web with each index, alternating; pages/s
+    (Scrapy's stats), the crawl's CPU seconds per page and the database server's."""
     import json
     import os
+    import resource
     import statistics
 
     from focuseval.testweb import TestWebProcess
 
-    from bench.bench_crawl import COMMON
-    from bench.bench_crawl import run as run_crawl
+    from bench.bench_crawl import COMMON, pages_per_s, run_stats
     from focuscrawl.netguard import allow_private_args
 
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     rates: dict[str, list[float]] = {"sqlite": [], "pg": []}
+    cpu: dict[str, list[float]] = {"sqlite": [], "pg": [], "server": []}
     with TestWebProcess(corpus="synthetic") as web, tempfile.TemporaryDirectory() as tmp:
         topic = Path(tmp) / "topic.toml"
         seeds = web.seeds["birds"]
@@ -269,9 +271,20 @@ def crawl(admin: str, pages: int, rounds: int) -> None:
                     "-s", f"FOCUSCRAWL_INDEX_URL={index}",
                     *allow_private_args(web.hosts),
                 ]  # fmt: skip
-                rates[name].append(run_crawl(cmd, stats, env, Path(__file__).parent.parent))
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                s0 = server_cpu()
+                done = run_stats(cmd, stats, env, Path(__file__).parent.parent)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                fetched = max(1, done["response_received_count"])
+                used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                cpu[name].append(used * 1000 / fetched)
+                if name == "pg":
+                    cpu["server"].append((server_cpu() - s0) * 1000 / fetched)
+                rates[name].append(pages_per_s(done))
             print(
-                f"  round {r + 1}: SQLite {rates['sqlite'][-1]:.1f} pages/s, PG {rates['pg'][-1]:.1f}"
+                f"  round {r + 1}: SQLite {rates['sqlite'][-1]:.1f} pages/s"
+                f" ({cpu['sqlite'][-1]:.2f} ms CPU/page), PG {rates['pg'][-1]:.1f}"
+                f" ({cpu['pg'][-1]:.2f} ms + server {cpu['server'][-1]:.2f} ms)"
             )
     print(f"crawl of the synthetic test web, {pages} pages, median of {rounds} rounds:")
     row(
@@ -281,6 +294,13 @@ def crawl(admin: str, pages: int, rounds: int) -> None:
         "/s",
         "(target >= 0.95x)",
     )
+    row(
+        "crawler CPU per page",
+        statistics.median(cpu["sqlite"]),
+        statistics.median(cpu["pg"]),
+        "ms",
+    )
+    print(f"  PG server CPU per page (median)      {statistics.median(cpu['server']):9.3f} ms")
 
 
 def quality(admin: str) -> None:
