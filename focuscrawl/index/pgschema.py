@@ -4,7 +4,9 @@
 change diff columns included), the body, and two ``tsvector`` columns: ``tsv`` (title words
 weighted ``A``, body words ``D``; GIN-indexed: every text match) and ``title_tsv`` (GIN-indexed:
 the title matches kept when a common query's scan is capped). ``focuscrawl_crawls`` holds the
-per-crawl counts, ``focuscrawl_meta`` the schema version.
+per-crawl counts, ``focuscrawl_meta`` the schema version. ``tsv`` is kept in the row
+(``STORAGE MAIN``: compressed, out of line only when the row cannot fit otherwise) and has
+statistics target 1000 (see :func:`_tune_columns`).
 
 The text-search configuration ``focuscrawl`` is ``english``'s parser with a Snowball English
 stemmer and *no* stop words (FTS5's ``porter unicode61`` has none: a query for "The Who" must

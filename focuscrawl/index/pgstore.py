@@ -12,7 +12,11 @@ columns, the per-crawl counts, ranked search. Differences a user sees are the da
   at most 1 MB); the stored body keeps :data:`~focuscrawl.index.store.MAX_TEXT_CHARS`.
 
 A writer holds one connection of its own and one open transaction; every statement of that
-transaction is kept until its commit (at most ``FOCUSCRAWL_INDEX_COMMIT_EVERY`` pages). When
+transaction is kept until its commit (at most ``FOCUSCRAWL_INDEX_COMMIT_EVERY`` pages). The
+crawl's pipeline queues its writes (:meth:`PostgresIndex.queue_upsert`, ``queue_remove``) and
+:meth:`PostgresIndex.flush` sends them in one pipeline (psycopg's pipeline mode) with the
+``COMMIT``: one round trip per batch, each write's outcome known once the server committed;
+a write the server refuses (its data) is undone alone, the batch replayed without it. When
 the connection drops (the server restarts, a network cut) or the transaction is chosen as a
 deadlock victim, the store reconnects (backing off, up to ``retry_timeout`` seconds: the crawl
 waits) and replays the transaction, so a page acknowledged after :meth:`commit` returned is in

@@ -28,6 +28,11 @@ A full disk or a read-only data directory closes the spider (reason ``storage_fu
 by the resumed crawl). Another crawl writing the same index (one data directory shared) is
 waited for (``FOCUSCRAWL_DB_BUSY_TIMEOUT``).
 
+On PostgreSQL (a store of :class:`~focuscrawl.index.backend.QueuedWrites`) an item's write is
+queued, not sent: the batch goes to the server with its ``COMMIT`` in one round trip, and each
+item is answered and counted from its write's outcome (a write the server refused fails that
+item alone, the others are committed).
+
 Off the reactor (``FOCUSCRAWL_INDEX_WRITER_THREAD``, on by default in a crawl): the updates are
 applied by :class:`~focuscrawl.pipelines.index_writer.IndexWriter` in a thread of its own, in
 short write transactions taken in fair turns with the other crawls writing the same index
