@@ -125,7 +125,9 @@ def row(name: str, sqlite: float, pg: float, unit: str, target: str = "") -> Non
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=5000, help="pages for the indexing cost")
+    ap.add_argument(
+        "--pages", type=int, default=5000, help="pages for the indexing cost (0: no costs)"
+    )
     ap.add_argument("--latency-pages", type=int, default=20_000, help="index size for latency")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--pipeline-items", type=int, default=3000)
@@ -155,6 +157,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> int:
+    if args.pages > 0:
+        costs(args, admin, server_cpu)
+    if args.crawl_pages:
+        crawl(admin, args.crawl_pages, args.crawl_rounds, server_cpu)
+    if args.quality:
+        quality(admin)
+    return 0
+
+
+def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
+    """Indexing cost, query latency and the index pipeline's rate on both backends."""
     rng = random.Random(42)
     paras = corpus_paragraphs()
     maker = PageMaker(paras)
@@ -228,12 +241,6 @@ def run(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> int:
             (pg_item_cpu + pg_item_server) * 1000,
             "ms",
         )
-
-    if args.crawl_pages:
-        crawl(admin, args.crawl_pages, args.crawl_rounds, server_cpu)
-    if args.quality:
-        quality(admin)
-    return 0
 
 
 def crawl(admin: str, pages: int, rounds: int, server_cpu: Callable[[], float]) -> None:
