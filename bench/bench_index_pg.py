@@ -134,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quality", action="store_true", help="also run the search-quality bench")
     ap.add_argument("--crawl-pages", type=int, default=600, help="pages per crawl (0: no crawl)")
     ap.add_argument("--crawl-rounds", type=int, default=2)
+    ap.add_argument(
+        "--pg-writer-thread",
+        action="store_true",
+        help="the PostgreSQL crawls with FOCUSCRAWL_INDEX_WRITER_THREAD (batches off the reactor)",
+    )
     ap.add_argument("--pg-url", default="", help="an admin URL of an existing server")
     ap.add_argument(
         "--no-fsync", action="store_true", help="the bench's cluster with fsync off (as the tests')"
@@ -160,7 +165,8 @@ def run(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> int:
     if args.pages > 0:
         costs(args, admin, server_cpu)
     if args.crawl_pages:
-        crawl(admin, args.crawl_pages, args.crawl_rounds, server_cpu)
+        extra = ["-s", "FOCUSCRAWL_INDEX_WRITER_THREAD=True"] if args.pg_writer_thread else []
+        crawl(admin, args.crawl_pages, args.crawl_rounds, server_cpu, extra)
     if args.quality:
         quality(admin)
     return 0
@@ -243,7 +249,9 @@ def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
         )
 
 
-def crawl(admin: str, pages: int, rounds: int, server_cpu: Callable[[], float]) -> None:
+def crawl(
+    admin: str, pages: int, rounds: int, server_cpu: Callable[[], float], pg_extra: list[str]
+) -> None:
     """``scrapy crawl topical`` of the synthetic test web with each index, alternating; pages/s
     (Scrapy's stats), the crawl's CPU seconds per page and the database server's."""
     import json
@@ -267,8 +275,10 @@ def crawl(admin: str, pages: int, rounds: int, server_cpu: Callable[[], float]) 
             for name in ("sqlite", "pg"):
                 stats = Path(tmp) / f"{name}{r}.json"
                 index = str(Path(tmp) / f"{name}{r}.sqlite")
+                extra: list[str] = []
                 if name == "pg":
                     index = fresh_pg(admin, f"bench_crawl{r}")
+                    extra = pg_extra
                 cmd = [
                     sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic}",
                     *COMMON,
@@ -276,6 +286,7 @@ def crawl(admin: str, pages: int, rounds: int, server_cpu: Callable[[], float]) 
                     "-s", f"FOCUSCRAWL_STATS_FILE={stats}",
                     "-s", f"FOCUSCRAWL_DATA_DIR={tmp}/data-{name}{r}",
                     "-s", f"FOCUSCRAWL_INDEX_URL={index}",
+                    *extra,
                     *allow_private_args(web.hosts),
                 ]  # fmt: skip
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -580,3 +580,50 @@ def test_tsvector_kept_in_the_row_and_sampled_finely(pg_url: str) -> None:
             " WHERE attrelid = 'focuscrawl_pages'::regclass AND attname = 'tsv'"
         ).fetchone()
     assert row == ("m", TSV_STATISTICS)
+
+
+def test_writer_thread_sends_queued_batches_off_the_reactor(pg_url: str) -> None:
+    """FOCUSCRAWL_INDEX_WRITER_THREAD on PostgreSQL: the thread queues a batch's writes and
+    sends them with the COMMIT; each answer (handed to the reactor: here the test) says what
+    its write did, a refused write fails its item alone."""
+    from focuscrawl.index.backend import IndexStoreError
+    from focuscrawl.index.pgstore import PostgresIndex
+    from focuscrawl.pipelines.queued_writer import QueuedIndexWriter
+    from tests.test_index_writer import Handed, results
+
+    index = PostgresIndex.open(pg_url)
+    index.upsert("http://w/old", "Old", "there before")
+    index.commit()
+    handed = Handed()
+    writer = QueuedIndexWriter(index, None, commit_every=4, commit_delay=30.0, deliver=handed)
+    writer.start()
+
+    def put(url: str, depth: int = 0) -> Any:
+        def update(ix: Any) -> str:
+            ix.queue_upsert(url, "T", "queued words", depth=depth)
+            return "upsert"
+
+        return update
+
+    def drop(url: str) -> Any:
+        def update(ix: Any) -> str:
+            ix.queue_remove(url)
+            return "remove"
+
+        return update
+
+    got = results(
+        [
+            writer.submit(put("http://w/new")),
+            writer.submit(put("http://w/bad", depth=2**40)),
+            writer.submit(put("http://w/old")),
+            writer.submit(drop("http://w/gone")),
+        ]
+    )
+    handed.run_one()  # the batch's hand-over, after its commit
+    assert got[0] == "added" and got[2] == "replaced" and got[3] is None
+    assert got[1].check(IndexStoreError)
+    writer.close()
+    assert writer.batches == 1 and index.counts["pipelined_batches"] == 0  # replayed one by one
+    assert sorted(p["url"] for p in index.pages()) == ["http://w/new", "http://w/old"]
+    index.close()

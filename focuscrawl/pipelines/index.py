@@ -64,9 +64,11 @@ from focuscrawl.index.backend import (
     is_postgres,
     open_index,
 )
+from focuscrawl.index.errors import IndexStoreError
 from focuscrawl.index.store import BUSY_TIMEOUT, IndexBusy, locked_error
 from focuscrawl.index.turns import TurnTimeout, WriteTurns
 from focuscrawl.pipelines.index_writer import IndexWriter
+from focuscrawl.pipelines.queued_writer import QueuedIndexWriter, write_outcome
 from focuscrawl.pipelines.settle import Answer
 
 if TYPE_CHECKING:
@@ -129,9 +131,9 @@ class IndexPipeline:
         self._timer: IDelayedCall | None = None
         self.failed: StorageFault | None = None
         # FOCUSCRAWL_INDEX_WRITER_THREAD: updates applied off the reactor (IndexWriter)
-        # the writer thread and its fair turns serve SQLite (one file shared by processes);
-        # PostgreSQL takes its writers' turns itself and its store writes inline
-        self.writer_thread = writer_thread and not is_postgres(path)
+        # the writer thread's fair turns serve SQLite (one file shared by processes); PostgreSQL
+        # takes its writers' turns itself (row locks): its thread sends the queued batches
+        self.writer_thread = writer_thread
         self.queue_size = queue_size
         self.writer: IndexWriter | None = None
         self.turns: WriteTurns | None = None
@@ -154,7 +156,7 @@ class IndexPipeline:
         )
 
     def open_spider(self, spider: Spider | None = None) -> None:
-        if self.writer_thread:
+        if self.writer_thread and not is_postgres(self.location):
             self.turns = WriteTurns.beside(self.location, self.busy_timeout)
         try:
             self.index = open_index(
@@ -174,8 +176,9 @@ class IndexPipeline:
                 self.stats.set_value("focuscrawl/exit_status", STORAGE_FAULT_EXIT)
             raise CloseSpider(fault.reason if fault is not None else "index_error") from None
         if self.writer_thread:
-            self.writer = IndexWriter(
-                self.index,
+            writer = QueuedIndexWriter if isinstance(self.index, QueuedWrites) else IndexWriter
+            self.writer = writer(
+                self.index,  # type: ignore[arg-type]
                 self.turns,
                 commit_every=self.commit_every,
                 commit_delay=self.commit_delay,
@@ -251,8 +254,19 @@ class IndexPipeline:
                 self._count_cleaned()
             return item
 
-        answer = self.writer.submit(lambda index: self._apply(adapter, url, change))
+        if isinstance(self.index, QueuedWrites):
+            answer = self.writer.submit(
+                lambda index: self._queue_write(index, adapter, url, change)
+            )
+            answer.addErrback(self._count_refused)
+        else:
+            answer = self.writer.submit(lambda index: self._apply(adapter, url, change))
         return Answer(answer.addCallback(done))
+
+    def _count_refused(self, failure: Any) -> Any:
+        if failure.check(IndexStoreError):
+            self._count("refused")
+        return failure
 
     def _count_cleaned(self) -> None:
         """Hostile input the index cut down or cleaned (NUL bytes, huge texts), into the stats."""
@@ -327,16 +341,19 @@ class IndexPipeline:
         """The item's write queued, sent with the commit (PostgreSQL: the batch in one round
         trip); answered and counted once committed (a write the database refused fails its
         item alone)."""
-        if change == "deleted" or not adapter.get("relevant"):
-            index.queue_remove(url)
-            self._queued.append("remove")
-        else:
-            page_url, title, text, fields = self._page(adapter, url, change)
-            index.queue_upsert(page_url, title, text, **fields)
-            self._queued.append("upsert")
+        self._queued.append(self._queue_write(index, adapter, url, change))
         if self.index is not None and self.index.counts:
             self._count_cleaned()
         return self._wait_for_commit(item)
+
+    def _queue_write(self, index: QueuedWrites, adapter: ItemAdapter, url: str, change: str) -> str:
+        """Queue the item's write (sent with the commit); which: "upsert" or "remove"."""
+        if change == "deleted" or not adapter.get("relevant"):
+            index.queue_remove(url)
+            return "remove"
+        page_url, title, text, fields = self._page(adapter, url, change)
+        index.queue_upsert(page_url, title, text, **fields)
+        return "upsert"
 
     def _apply(self, adapter: ItemAdapter, url: str, change: str) -> str | None:
         """The index update of one item (in the open transaction): what was done, or None."""
@@ -419,10 +436,9 @@ class IndexPipeline:
                     self._count("refused")
                     answer.errback(outcome)
                     continue
-                if queued[n] == "upsert":
-                    self._count("added" if outcome else "replaced")
-                elif outcome:
-                    self._count("removed")
+                what = write_outcome(queued[n], outcome)
+                if what is not None:
+                    self._count(what)
             answer.callback(item)
 
     def _fail(self, fault: StorageFault) -> None:
