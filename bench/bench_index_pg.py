@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_index import PageMaker, corpus_paragraphs, pct, query_words  # noqa: E402
 from focuscrawl.index import RankWeights  # noqa: E402
-from focuscrawl.index.backend import IndexStore, open_index  # noqa: E402
+from focuscrawl.index.backend import IndexStore, QueuedWrites, open_index  # noqa: E402
 
 COMMIT_EVERY = 64
 
@@ -44,31 +44,53 @@ def fresh_pg(admin_url: str, name: str) -> str:
     return admin_url.rsplit("/", 1)[0] + "/" + name
 
 
-def fill(ix: IndexStore, maker: PageMaker, n: int) -> tuple[float, float]:
-    """Seconds of wall and CPU to upsert ``n`` pages, committing every COMMIT_EVERY."""
+def fill(ix: IndexStore, maker: PageMaker, n: int, *, direct: bool = False) -> tuple[float, float]:
+    """Seconds of wall and CPU to upsert ``n`` pages, committing every COMMIT_EVERY, as the
+    pipeline writes: a store of QueuedWrites (PostgreSQL) gets each batch with its commit
+    (``direct``: a round trip per page instead, as before the pipelined batches)."""
+    queued = isinstance(ix, QueuedWrites) and not direct
     t0, c0 = time.perf_counter(), time.process_time()
     for i in range(n):
         url, title, text, rel = maker.page(i)
-        ix.upsert(url, title, text, relevance=rel)
+        if queued:
+            ix.queue_upsert(url, title, text, relevance=rel)  # type: ignore[attr-defined]
+        else:
+            ix.upsert(url, title, text, relevance=rel)
         if i % COMMIT_EVERY == COMMIT_EVERY - 1:
             ix.commit()
     ix.commit()
     return time.perf_counter() - t0, time.process_time() - c0
 
 
-def latency(ix: IndexStore, queries: list[str]) -> tuple[list[float], list[float]]:
+class ServerCPU:
+    """CPU seconds the bench's own PostgreSQL cluster used (0 for ``--pg-url``'s server)."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def __call__(self) -> float:
+        return self.server.cpu_seconds() if self.server is not None else 0.0
+
+
+def latency(
+    ix: IndexStore, queries: list[str], server_cpu: Callable[[], float]
+) -> tuple[list[float], list[float], float]:
+    """Per query wall and client CPU (ms); the server's CPU per query (ms, a mean: /proc
+    counts in clock ticks, too coarse for one query)."""
     ix.search(queries[0])
     wall, cpu = [], []
+    s0 = server_cpu()
     for q in queries:
         t0, c0 = time.perf_counter(), time.thread_time()
         ix.search(q, limit=10, weights=RankWeights())
         wall.append((time.perf_counter() - t0) * 1000)
         cpu.append((time.thread_time() - c0) * 1000)
-    return wall, cpu
+    return wall, cpu, (server_cpu() - s0) * 1000 / len(queries)
 
 
-def pipeline_rate(location: str, tmp: Path, maker: PageMaker, n: int) -> float:
-    """Items per second through IndexPipeline (every item answered at its commit)."""
+def pipeline_rate(location: str, tmp: Path, maker: PageMaker, n: int) -> tuple[float, float]:
+    """Items per second through IndexPipeline (every item answered at its commit), and the
+    client's CPU seconds per item."""
     from scrapy.utils.misc import build_from_crawler
     from scrapy.utils.test import get_crawler
 
@@ -87,11 +109,11 @@ def pipeline_rate(location: str, tmp: Path, maker: PageMaker, n: int) -> float:
         items.append(
             PageItem(url=url, title=title, text=text, relevance=rel, relevant=True, change="new")
         )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for item in items:
         pipe.process_item(item)
     pipe.close_spider()
-    return n / (time.perf_counter() - t0)
+    return n / (time.perf_counter() - t0), (time.process_time() - c0) / n
 
 
 def row(name: str, sqlite: float, pg: float, unit: str, target: str = "") -> None:
@@ -103,32 +125,55 @@ def row(name: str, sqlite: float, pg: float, unit: str, target: str = "") -> Non
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pages", type=int, default=5000, help="pages for the indexing cost")
+    ap.add_argument(
+        "--pages", type=int, default=5000, help="pages for the indexing cost (0: no costs)"
+    )
     ap.add_argument("--latency-pages", type=int, default=20_000, help="index size for latency")
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--pipeline-items", type=int, default=3000)
     ap.add_argument("--quality", action="store_true", help="also run the search-quality bench")
     ap.add_argument("--crawl-pages", type=int, default=600, help="pages per crawl (0: no crawl)")
     ap.add_argument("--crawl-rounds", type=int, default=2)
+    ap.add_argument(
+        "--pg-writer-thread",
+        action="store_true",
+        help="the PostgreSQL crawls with FOCUSCRAWL_INDEX_WRITER_THREAD (batches off the reactor)",
+    )
     ap.add_argument("--pg-url", default="", help="an admin URL of an existing server")
+    ap.add_argument(
+        "--no-fsync", action="store_true", help="the bench's cluster with fsync off (as the tests')"
+    )
     args = ap.parse_args(argv)
     server: Any = None
     admin = args.pg_url
     if not admin:
         from tests.pg_server import PostgresServer
 
-        server = PostgresServer()
+        server = PostgresServer(durable=not args.no_fsync)
         server.init()
         server.start()
         admin = server.url()
+        print(f"PostgreSQL cluster of the bench's own, fsync {'off' if args.no_fsync else 'on'}")
     try:
-        return run(args, admin)
+        return run(args, admin, ServerCPU(server))
     finally:
         if server is not None:
             server.remove()
 
 
-def run(args: argparse.Namespace, admin: str) -> int:
+def run(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> int:
+    if args.pages > 0:
+        costs(args, admin, server_cpu)
+    if args.crawl_pages:
+        extra = ["-s", "FOCUSCRAWL_INDEX_WRITER_THREAD=True"] if args.pg_writer_thread else []
+        crawl(admin, args.crawl_pages, args.crawl_rounds, server_cpu, extra)
+    if args.quality:
+        quality(admin)
+    return 0
+
+
+def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
+    """Indexing cost, query latency and the index pipeline's rate on both backends."""
     rng = random.Random(42)
     paras = corpus_paragraphs()
     maker = PageMaker(paras)
@@ -139,18 +184,33 @@ def run(args: argparse.Namespace, admin: str) -> int:
         lite_wall, lite_cpu = fill(lite, maker, args.pages)
         lite.close()
         pg = open_index(fresh_pg(admin, "bench_cost"))
+        s0 = server_cpu()
         pg_wall, pg_cpu = fill(pg, maker, args.pages)
+        pg_server = server_cpu() - s0
         pg.close()
         ms = 1000 / args.pages
         row("wall per page", lite_wall * ms, pg_wall * ms, "ms", "(target <= 1.5x)")
         row("client CPU per page", lite_cpu * ms, pg_cpu * ms, "ms")
+        row("client + server CPU per page", lite_cpu * ms, (pg_cpu + pg_server) * ms, "ms")
+        pg = open_index(fresh_pg(admin, "bench_cost_direct"))
+        s0 = server_cpu()
+        direct_wall, direct_cpu = fill(pg, maker, args.pages, direct=True)
+        direct_server = server_cpu() - s0
+        pg.close()
+        row("wall per page, PG unpipelined", lite_wall * ms, direct_wall * ms, "ms")
+        row(
+            "client + server CPU, unpipelined",
+            lite_cpu * ms,
+            (direct_cpu + direct_server) * ms,
+            "ms",
+        )
 
         print(f"query latency at {args.latency_pages} pages, {args.queries} queries of 1-3 words:")
         words = query_words(paras, rng)
         queries = [
             " ".join(rng.sample(words, rng.choice((1, 2, 2, 3)))) for _ in range(args.queries)
         ]
-        sizes: dict[str, tuple[list[float], list[float]]] = {}
+        sizes: dict[str, tuple[list[float], list[float], float]] = {}
         for name, location in (
             ("sqlite", str(tmp / "latency.sqlite")),
             ("pg", fresh_pg(admin, "bench_latency")),
@@ -158,7 +218,7 @@ def run(args: argparse.Namespace, admin: str) -> int:
             ix = open_index(location)
             fill(ix, maker, args.latency_pages)
             ix.optimize()
-            sizes[name] = latency(ix, queries)
+            sizes[name] = latency(ix, queries, server_cpu if name == "pg" else lambda: 0.0)
             ix.close()
         for label, k in (("wall", 0), ("CPU (client)", 1)):
             for p in (50, 99):
@@ -169,33 +229,44 @@ def run(args: argparse.Namespace, admin: str) -> int:
                     "ms",
                     "(target p99 < 50 ms)" if (label, p) == ("wall", 99) else "",
                 )
+        print(f"  server CPU per query (mean)          PG {sizes['pg'][2]:9.3f} ms")
 
         print(f"index pipeline, {args.pipeline_items} new relevant items:")
-        lite_rate = pipeline_rate(str(tmp / "pipe.sqlite"), tmp, maker, args.pipeline_items)
-        pg_rate = pipeline_rate(fresh_pg(admin, "bench_pipe"), tmp, maker, args.pipeline_items)
-        row("items/s", lite_rate, pg_rate, "/s", "(target >= 0.95x)")
+        lite_rate, lite_item_cpu = pipeline_rate(
+            str(tmp / "pipe.sqlite"), tmp, maker, args.pipeline_items
+        )
+        pipe_url = fresh_pg(admin, "bench_pipe")
+        s0 = server_cpu()
+        pg_rate, pg_item_cpu = pipeline_rate(pipe_url, tmp, maker, args.pipeline_items)
+        pg_item_server = (server_cpu() - s0) / args.pipeline_items
+        row("items/s", lite_rate, pg_rate, "/s")
+        row("client CPU per item", lite_item_cpu * 1000, pg_item_cpu * 1000, "ms")
+        row(
+            "client + server CPU per item",
+            lite_item_cpu * 1000,
+            (pg_item_cpu + pg_item_server) * 1000,
+            "ms",
+        )
 
-    if args.crawl_pages:
-        crawl(admin, args.crawl_pages, args.crawl_rounds)
-    if args.quality:
-        quality(admin)
-    return 0
 
-
-def crawl(admin: str, pages: int, rounds: int) -> None:
-    """``scrapy crawl topical`` of the synthetic test web with each index, alternating."""
+def crawl(
+    admin: str, pages: int, rounds: int, server_cpu: Callable[[], float], pg_extra: list[str]
+) -> None:
+    """``scrapy crawl topical`` of the synthetic test web with each index, alternating; pages/s
+    (Scrapy's stats), the crawl's CPU seconds per page and the database server's."""
     import json
     import os
+    import resource
     import statistics
 
     from focuseval.testweb import TestWebProcess
 
-    from bench.bench_crawl import COMMON
-    from bench.bench_crawl import run as run_crawl
+    from bench.bench_crawl import COMMON, pages_per_s, run_stats
     from focuscrawl.netguard import allow_private_args
 
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     rates: dict[str, list[float]] = {"sqlite": [], "pg": []}
+    cpu: dict[str, list[float]] = {"sqlite": [], "pg": [], "server": []}
     with TestWebProcess(corpus="synthetic") as web, tempfile.TemporaryDirectory() as tmp:
         topic = Path(tmp) / "topic.toml"
         seeds = web.seeds["birds"]
@@ -204,8 +275,10 @@ def crawl(admin: str, pages: int, rounds: int) -> None:
             for name in ("sqlite", "pg"):
                 stats = Path(tmp) / f"{name}{r}.json"
                 index = str(Path(tmp) / f"{name}{r}.sqlite")
+                extra: list[str] = []
                 if name == "pg":
                     index = fresh_pg(admin, f"bench_crawl{r}")
+                    extra = pg_extra
                 cmd = [
                     sys.executable, "-m", "scrapy", "crawl", "topical", "-a", f"topic={topic}",
                     *COMMON,
@@ -213,11 +286,23 @@ def crawl(admin: str, pages: int, rounds: int) -> None:
                     "-s", f"FOCUSCRAWL_STATS_FILE={stats}",
                     "-s", f"FOCUSCRAWL_DATA_DIR={tmp}/data-{name}{r}",
                     "-s", f"FOCUSCRAWL_INDEX_URL={index}",
+                    *extra,
                     *allow_private_args(web.hosts),
                 ]  # fmt: skip
-                rates[name].append(run_crawl(cmd, stats, env, Path(__file__).parent.parent))
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                s0 = server_cpu()
+                done = run_stats(cmd, stats, env, Path(__file__).parent.parent)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                fetched = max(1, done["response_received_count"])
+                used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                cpu[name].append(used * 1000 / fetched)
+                if name == "pg":
+                    cpu["server"].append((server_cpu() - s0) * 1000 / fetched)
+                rates[name].append(pages_per_s(done))
             print(
-                f"  round {r + 1}: SQLite {rates['sqlite'][-1]:.1f} pages/s, PG {rates['pg'][-1]:.1f}"
+                f"  round {r + 1}: SQLite {rates['sqlite'][-1]:.1f} pages/s"
+                f" ({cpu['sqlite'][-1]:.2f} ms CPU/page), PG {rates['pg'][-1]:.1f}"
+                f" ({cpu['pg'][-1]:.2f} ms + server {cpu['server'][-1]:.2f} ms)"
             )
     print(f"crawl of the synthetic test web, {pages} pages, median of {rounds} rounds:")
     row(
@@ -227,6 +312,13 @@ def crawl(admin: str, pages: int, rounds: int) -> None:
         "/s",
         "(target >= 0.95x)",
     )
+    row(
+        "crawler CPU per page",
+        statistics.median(cpu["sqlite"]),
+        statistics.median(cpu["pg"]),
+        "ms",
+    )
+    print(f"  PG server CPU per page (median)      {statistics.median(cpu['server']):9.3f} ms")
 
 
 def quality(admin: str) -> None:

@@ -5,7 +5,9 @@ PostgreSQL refuses to run as root, so as root the cluster is made and run as ``n
 ``setpriv``; the folder is made in /tmp and given to that user); as anyone else, as that user.
 Debian's binaries are found under /usr/lib/postgresql/*/bin (``FOCUSCRAWL_PG_BIN`` overrides);
 ``scripts/setup-system`` installs them when missing. ``fsync`` is off: the tests kill clients
-and restart the server cleanly, they never crash the machine.
+and restart the server cleanly, they never crash the machine; ``durable=True`` (the bench) keeps
+PostgreSQL's defaults (every COMMIT flushed to disk). :meth:`PostgresServer.cpu_seconds` is the
+CPU the server used so far (all its processes, the exited ones too), read from /proc.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def _version(path: str) -> int:
 class PostgresServer:
     """One cluster; :meth:`start` again after :meth:`stop` restarts it on the same port."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        self.durable = durable
         self.bin = pg_bin()
         self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="focuscrawl-pg-"))
@@ -122,12 +125,9 @@ class PostgresServer:
                 "listen_addresses=127.0.0.1",
                 "-c",
                 "unix_socket_directories=",
+                *(() if self.durable else ("-c", "fsync=off", "-c", "full_page_writes=off")),
                 "-c",
-                "fsync=off",
-                "-c",
-                "full_page_writes=off",
-                "-c",
-                "shared_buffers=64MB",
+                "shared_buffers=64MB" if not self.durable else "shared_buffers=256MB",
                 "-c",
                 "max_connections=60",
                 "-c",
@@ -153,6 +153,25 @@ class PostgresServer:
         for line in proc.stderr:
             self.log.append(line)
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the postmaster, its exited children (reaped: ``cutime``,
+        ``cstime``) and its live ones (backends, WAL writer, checkpointer …), from /proc."""
+        assert self.proc is not None
+        tick = os.sysconf("SC_CLK_TCK")
+        while True:  # a child reaped during the scan moves to cutime: read again
+            main = _stat(self.proc.pid)
+            if main is None:
+                return 0.0
+            total = sum(main[11:15])
+            for entry in os.scandir("/proc"):
+                if entry.name.isdigit():
+                    fields = _stat(int(entry.name))
+                    if fields and fields[1] == self.proc.pid:
+                        total += fields[11] + fields[12]
+            again = _stat(self.proc.pid)
+            if again is None or again[11:15] == main[11:15]:
+                return total / tick
+
     def stop(self, mode: signal.Signals = signal.SIGINT) -> None:
         """Shut down (SIGINT: PostgreSQL's fast shutdown; clients' connections are cut)."""
         proc, self.proc = self.proc, None
@@ -170,3 +189,15 @@ class PostgresServer:
     def remove(self) -> None:
         self.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _stat(pid: int) -> list[int] | None:
+    """/proc/<pid>/stat's fields after the command name, as numbers (0 for the state): field
+    ``k`` of proc(5) is at ``k - 3``, so ppid is [1], utime [11] … cstime [14]."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    rest = raw[raw.rindex(")") + 2 :].split()
+    return [int(x) if x.lstrip("-").isdigit() else 0 for x in rest]

@@ -412,3 +412,218 @@ def test_an_items_failed_update_is_undone_alone(pg_url: str) -> None:
     ix.commit()
     assert sorted(p["url"] for p in ix.pages()) == ["http://r/a", "http://r/d"]
     ix.close()
+
+
+# --- pipelined batches: a transaction's writes sent with its COMMIT ------------------------
+
+
+def test_a_refused_write_in_a_pipelined_batch_is_undone_alone(pg_url: str) -> None:
+    """The batch goes in one pipeline; a write the server refuses (a depth past its integer)
+    is undone alone: the batch is replayed without it, the others committed."""
+    from focuscrawl.index.backend import IndexStoreError, QueuedWrites
+    from focuscrawl.index.pgstore import PostgresIndex
+
+    ix = PostgresIndex.open(pg_url)
+    assert isinstance(ix, QueuedWrites)
+    ix.queue_upsert("http://q/a", "A", "kept before")
+    ix.queue_upsert("http://q/b", "B", "refused", depth=2**40)
+    ix.queue_remove("http://q/none")
+    ix.queue_upsert("http://q/c", "C", "kept after")
+    outcomes = ix.flush()
+    assert outcomes[0] is True and outcomes[2:] == [False, True]
+    assert isinstance(outcomes[1], IndexStoreError) and "out of range" in str(outcomes[1])
+    assert ix.counts["batches_refused"] == 1 and ix.counts["refused"] == 1
+    assert sorted(p["url"] for p in ix.pages()) == ["http://q/a", "http://q/c"]
+    ix.queue_upsert("http://q/a", "A2", "replaced")
+    ix.queue_remove("http://q/c")
+    assert ix.flush() == [False, True]  # the next batch is pipelined again
+    assert ix.counts["pipelined_batches"] == 1 and ix.counts["batches_refused"] == 1
+    ix.close()
+    ro = open_index(pg_url, readonly=True)
+    assert [h.title for h in ro.search("replaced").hits] == ["A2"] and len(ro) == 1
+    ro.close()
+
+
+def test_pipeline_answers_a_refused_item_alone(pg_url: str, tmp_path: Path) -> None:
+    """Through IndexPipeline: the refused item's answer fails, the batch's others are answered
+    after the commit, and the counts say which."""
+    from focuscrawl.index.backend import IndexStoreError
+
+    crawler = get_crawler(
+        settings_dict={
+            "FOCUSCRAWL_DATA_DIR": str(tmp_path),
+            "FOCUSCRAWL_INDEX_URL": pg_url,
+            "FOCUSCRAWL_INDEX_COMMIT_EVERY": 4,
+        }
+    )
+    crawler.stats.open_spider()
+    pipe = build_from_crawler(IndexPipeline, crawler)
+    pipe.open_spider()
+    bad = page(2)
+    bad.depth = 2**40
+    items = [page(0), page(1), bad, page(9, relevant=False)]
+    failures: list[Any] = []
+    answers = [pipe.process_item(item) for item in items[:3]]
+    answers[2].deferred.addErrback(failures.append)
+    assert [answered(a) for a in answers] == [[], [], []]  # nothing sent before the commit
+    answers.append(pipe.process_item(items[3]))  # the 4th: the batch is committed
+    assert [answered(a) for a in (answers[0], answers[1], answers[3])] == [
+        [items[0]],
+        [items[1]],
+        [items[3]],
+    ]
+    assert len(failures) == 1 and failures[0].check(IndexStoreError)
+    pipe.close_spider()
+    assert pipe.failed is None
+    assert crawler.stats.get_value("focuscrawl/index/refused") == 1
+    assert crawler.stats.get_value("focuscrawl/index/added") == 2
+    assert crawler.stats.get_value("focuscrawl/index/removed") is None  # nothing was there
+    ix = open_index(pg_url, readonly=True)
+    assert sorted(p["url"] for p in ix.pages()) == ["http://t/0", "http://t/1"]
+    ix.close()
+
+
+def test_server_restarted_mid_pipelined_batch_replays_it(pg_server: Any, pg_url: str) -> None:
+    """The server goes down while a pipelined batch is on it (held on a row lock, its writes
+    before that one done, the COMMIT not reached): the flush waits for the server, replays the
+    whole transaction (the statements run before the batch too) and answers only once the
+    server has committed it."""
+    import time
+
+    import psycopg
+
+    from focuscrawl.index.pgstore import PostgresIndex
+
+    ix = PostgresIndex.open(pg_url, retry_timeout=120)
+    ix.upsert("http://b/locked", "L1", "first version")
+    ix.commit()
+    locker = psycopg.connect(pg_url)
+    locker.execute("SELECT 1 FROM focuscrawl_pages WHERE url = 'http://b/locked' FOR UPDATE")
+    ix.upsert("http://b/direct", "D", "a write of the open transaction, sent at once")
+    for n in range(10):
+        ix.queue_upsert(f"http://b/{n}", "Q", f"queued page{n}")
+    ix.queue_upsert("http://b/locked", "L2", "second version")  # waits for the locker
+    for n in range(10, 20):
+        ix.queue_upsert(f"http://b/{n}", "Q", f"queued page{n}")
+    handler = _Waiting()
+    logger = logging.getLogger("focuscrawl.index.pgstore")
+    logger.addHandler(handler)
+    result: list[Any] = []
+    flusher = threading.Thread(target=lambda: result.append(ix.flush()))
+    flusher.start()
+    try:
+        with psycopg.connect(pg_url, autocommit=True) as watch:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # queries, no sleep: until the batch waits
+                (waiting,) = watch.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND datname = current_database()"
+                ).fetchone()
+                if waiting:
+                    break
+            assert waiting == 1, "the batch never reached the locked row"
+        pg_server.stop()  # fast shutdown: the batch's and the locker's connections are cut
+        assert handler.event.wait(timeout=60), "the index never said it waits"
+        assert result == []  # waiting for the server, not answered
+    finally:
+        if pg_server.proc is None:
+            pg_server.start()
+        logger.removeHandler(handler)
+        locker.close()
+    flusher.join(timeout=120)
+    (outcomes,) = result
+    assert outcomes == [True] * 10 + [False] + [True] * 10
+    assert ix.counts["reconnects"] >= 1 and ix.counts["replayed"] >= 22
+    ix.close()
+    ro = open_index(pg_url, readonly=True)
+    assert len(ro) == 22 and [h.title for h in ro.search("second").hits] == ["L2"]
+    ro.close()
+
+
+def test_ranks_come_from_a_capped_scan_smaller_for_or(pg_url: str) -> None:
+    """At most ``scan_cap`` text matches are ranked (a quarter of it for an OR fallback), plus
+    the title matches, which are never lost to the cap."""
+    from focuscrawl.index.pgsearch import OR_CAP_SHARE, scan_cap
+
+    ix = open_index(pg_url)
+    for n in range(40):
+        ix.queue_upsert(f"http://c/{n}", f"Page {n}", f"a heron by the water number{n}")  # type: ignore[attr-defined]
+    for n in range(3):
+        ix.queue_upsert(f"http://c/t{n}", f"Heron {n}", "a title match")  # type: ignore[attr-defined]
+    ix.commit()
+    weights = RankWeights(scan_cap=20, candidates=1)
+    assert scan_cap(weights, "and") == 20 and scan_cap(weights, "or") == 20 * OR_CAP_SHARE
+    assert scan_cap(RankWeights(scan_cap=0), "or") is None  # 0: every match ranked
+    titles = {f"http://c/t{n}" for n in range(3)}
+    hits = ix.search("heron", limit=100, weights=weights).hits
+    assert 20 <= len(hits) <= 23 and titles <= {h.url for h in hits}
+    result = ix.search("heron zebra", limit=100, weights=weights)
+    assert result.mode == "or" and 5 <= len(result.hits) <= 8
+    assert titles <= {h.url for h in result.hits}
+    assert len(ix.search("heron", limit=100, weights=RankWeights(scan_cap=0)).hits) == 43
+    ix.close()
+
+
+def test_tsvector_kept_in_the_row_and_sampled_finely(pg_url: str) -> None:
+    """The schema keeps the tsvector in the row (STORAGE MAIN: a ranked match needs no TOAST
+    lookup) with statistics target 1000 (the idf's common lexemes); a second writer's open
+    leaves them as they are."""
+    import psycopg
+
+    from focuscrawl.index.pgschema import TSV_STATISTICS
+
+    for _ in range(2):
+        open_index(pg_url).close()
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute(
+            "SELECT attstorage::text, attstattarget FROM pg_attribute"
+            " WHERE attrelid = 'focuscrawl_pages'::regclass AND attname = 'tsv'"
+        ).fetchone()
+    assert row == ("m", TSV_STATISTICS)
+
+
+def test_writer_thread_sends_queued_batches_off_the_reactor(pg_url: str) -> None:
+    """FOCUSCRAWL_INDEX_WRITER_THREAD on PostgreSQL: the thread queues a batch's writes and
+    sends them with the COMMIT; each answer (handed to the reactor: here the test) says what
+    its write did, a refused write fails its item alone."""
+    from focuscrawl.index.backend import IndexStoreError
+    from focuscrawl.index.pgstore import PostgresIndex
+    from focuscrawl.pipelines.queued_writer import QueuedIndexWriter
+    from tests.test_index_writer import Handed, results
+
+    index = PostgresIndex.open(pg_url)
+    index.upsert("http://w/old", "Old", "there before")
+    index.commit()
+    handed = Handed()
+    writer = QueuedIndexWriter(index, None, commit_every=4, commit_delay=30.0, deliver=handed)
+    writer.start()
+
+    def put(url: str, depth: int = 0) -> Any:
+        def update(ix: Any) -> str:
+            ix.queue_upsert(url, "T", "queued words", depth=depth)
+            return "upsert"
+
+        return update
+
+    def drop(url: str) -> Any:
+        def update(ix: Any) -> str:
+            ix.queue_remove(url)
+            return "remove"
+
+        return update
+
+    got = results(
+        [
+            writer.submit(put("http://w/new")),
+            writer.submit(put("http://w/bad", depth=2**40)),
+            writer.submit(put("http://w/old")),
+            writer.submit(drop("http://w/gone")),
+        ]
+    )
+    handed.run_one()  # the batch's hand-over, after its commit
+    assert got[0] == "added" and got[2] == "replaced" and got[3] is None
+    assert got[1].check(IndexStoreError)
+    writer.close()
+    assert writer.batches == 1 and index.counts["pipelined_batches"] == 0  # replayed one by one
+    assert sorted(p["url"] for p in index.pages()) == ["http://w/new", "http://w/old"]
+    index.close()

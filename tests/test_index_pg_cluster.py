@@ -32,7 +32,11 @@ def last_judgements(feeds: list[Path]) -> dict[str, bool]:
 
 
 @pytest.mark.slow
-def test_three_workers_one_postgres_index(tmp_path: Path, pg_url: str, capsys: Any) -> None:
+@pytest.mark.parametrize("writer_thread", [False, True], ids=["inline", "writer-thread"])
+def test_three_workers_one_postgres_index(
+    tmp_path: Path, pg_url: str, capsys: Any, writer_thread: bool
+) -> None:
+    """(``writer-thread``: each worker sends its batches from the index writer thread.)"""
     server = RedisServer(tmp_path / "redis-dir")
     (tmp_path / "redis-dir").mkdir()
     server.start()
@@ -44,6 +48,7 @@ def test_three_workers_one_postgres_index(tmp_path: Path, pg_url: str, capsys: A
         with ClusterSite(hosts=3, pages_per_host=15) as site:
             feeds = [tmp_path / f"w{i}.json" for i in (1, 2, 3)]
             index = ["-s", f"FOCUSCRAWL_INDEX_URL={pg_url}"]
+            index += ["-s", f"FOCUSCRAWL_INDEX_WRITER_THREAD={writer_thread}"]
             workers = [
                 Worker(tmp_path, f"w{i}", server.url, "-O", str(feeds[i - 1]), *index)
                 for i in (1, 2, 3)

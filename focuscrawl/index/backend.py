@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from focuscrawl.credentials import redact_url
 from focuscrawl.index.errors import READ_ERRORS, WRITE_ERRORS, IndexStoreError, IndexUnavailable
@@ -28,6 +28,7 @@ __all__ = [
     "IndexStore",
     "IndexStoreError",
     "IndexUnavailable",
+    "QueuedWrites",
     "describe",
     "is_postgres",
     "open_index",
@@ -68,6 +69,18 @@ class IndexStore(Protocol):
     def search(
         self, query: str, limit: int = 10, weights: RankWeights | None = None
     ) -> SearchResult: ...
+
+
+@runtime_checkable
+class QueuedWrites(Protocol):
+    """A store that sends a transaction's writes together with its commit (PostgreSQL: one
+    pipeline, one round trip): the pipeline queues each item's write and learns its outcome
+    from :meth:`flush` (True: new / removed, False: replaced / nothing to remove, or the
+    error of a write the database refused, undone alone)."""
+
+    def queue_upsert(self, url: str, title: str, text: str, **fields: Any) -> None: ...
+    def queue_remove(self, url: str) -> None: ...
+    def flush(self) -> list[bool | IndexStoreError]: ...
 
 
 def is_postgres(location: str | Path) -> bool:

@@ -18,8 +18,19 @@ from focuscrawl.index.store import HIT_END, HIT_START, SNIPPET_TOKENS, Hit, Sear
 CFG = pgschema.CONFIG
 SNIPPET_CHARS = 20_000  # text ts_headline reads for a snippet
 DF_CAP = 5_000  # document frequencies are counted up to this (the GIN index), for the idf
+OR_CAP_SHARE = 0.25  # of scan_cap, for an OR fallback's matches
 STATS_TTL = 60.0  # seconds the planner's common-lexeme statistics are reused
 _common_cache: dict[str, tuple[float, dict[str, float], float]] = {}
+
+
+def scan_cap(weights: RankWeights, mode: str) -> int | None:
+    """Matches ranked per query (None: all): ``weights.scan_cap``, a share of it
+    (:data:`OR_CAP_SHARE`) for the OR fallback, whose matches are many and weak."""
+    if weights.scan_cap <= 0:
+        return None
+    if mode == "or":
+        return max(weights.candidates, int(weights.scan_cap * OR_CAP_SHARE))
+    return weights.scan_cap
 
 
 class PostgresSearch:
@@ -70,11 +81,7 @@ class PostgresSearch:
         document frequency from there; any other term is rarer than the rarest of those, and is
         counted through the GIN index up to that many pages (at most :data:`DF_CAP`)."""
         common, floor = self._common_terms()
-        n_row = self._run(
-            "SELECT CASE WHEN c.reltuples > 50000 THEN c.reltuples::bigint"
-            " ELSE (SELECT count(*) FROM focuscrawl_pages) END"
-            " FROM pg_class c WHERE c.oid = 'focuscrawl_pages'::regclass"
-        ).fetchone()
+        n_row = self._run(_PAGE_COUNT).fetchone()
         n = max(float(n_row[0]), 1.0)
         known: dict[int, float] = {}
         for i, q in enumerate(queries):
@@ -101,8 +108,8 @@ class PostgresSearch:
     ) -> list[tuple[int, float, tuple[Any, ...]]]:
         """Top ``k`` (id, -rank, (url, title, relevance, authority, fetched_at)), best first.
 
-        With ``scan_cap``, ranks are computed for at most ``scan_cap`` matches plus the best
-        ``k`` whose title matches (as on SQLite: bounded latency for unspecific queries)."""
+        Ranks are computed for at most :func:`scan_cap` matches plus ``k`` whose title
+        matches (as on SQLite: bounded latency for unspecific queries)."""
         joiner = " & " if mode == "and" else " | "
         match = joiner.join(f"({q})" for q in queries)
         body_weight = 1.0 / max(weights.title, 1.0)
@@ -111,14 +118,16 @@ class PostgresSearch:
         rank_params: list[Any] = []
         for q, f in zip(queries, idf, strict=True):
             rank_params += [f, q]
-        cap = weights.scan_cap if weights.scan_cap > 0 else None
+        cap = scan_cap(weights, mode)
+        columns = f"id, -({rank}) AS b, url, title, relevance, authority, fetched_at"
+        # ranks computed in the capped scans (ts_rank only for the rows kept), no second read
         sql = (
-            "WITH m AS ((SELECT id FROM focuscrawl_pages WHERE tsv @@ %s::tsquery LIMIT %s)"
-            " UNION (SELECT id FROM focuscrawl_pages WHERE title_tsv @@ %s::tsquery LIMIT %s))"
-            f" SELECT p.id, -({rank}) AS b, p.url, p.title, p.relevance, p.authority,"
-            " p.fetched_at FROM focuscrawl_pages p JOIN m USING (id) ORDER BY b, p.id LIMIT %s"
+            f"(SELECT {columns} FROM focuscrawl_pages p WHERE tsv @@ %s::tsquery LIMIT %s)"
+            f" UNION (SELECT {columns} FROM focuscrawl_pages p WHERE title_tsv @@ %s::tsquery"
+            " LIMIT %s) ORDER BY b, id LIMIT %s"
         )
-        rows = self._run(sql, [match, cap, match, k, *rank_params, k]).fetchall()
+        params = [*rank_params, match, cap, *rank_params, match, k, k]
+        rows = self._run(sql, params).fetchall()
         return [(r[0], float(r[1]), tuple(r[2:])) for r in rows]
 
     def search(
@@ -166,6 +175,16 @@ class PostgresSearch:
         ).fetchall()
         return {r[0]: r[1] for r in rows}
 
+
+#: the number of pages as the planner estimates it (rows per page of the last ANALYZE times
+#: the table's pages now: no scan), counted only while the table was never analyzed
+_PAGE_COUNT = (
+    "SELECT CASE WHEN c.relpages > 0 AND c.reltuples > 0"
+    " THEN (c.reltuples / c.relpages * (pg_relation_size(c.oid)"
+    " / current_setting('block_size')::int))::bigint"
+    " ELSE (SELECT count(*) FROM focuscrawl_pages) END"
+    " FROM pg_class c WHERE c.oid = 'focuscrawl_pages'::regclass"
+)
 
 _LEXEME = re.compile(r"^'((?:[^']|'')*)'$")
 

@@ -8,11 +8,15 @@ columns, the per-crawl counts, ranked search. Differences a user sees are the da
   body ``D``, in the ratio of :attr:`RankWeights.title`), where ``idf`` is BM25's from the
   term's document frequency (counted through the GIN index, capped at :data:`DF_CAP`), then
   combined with topical relevance and authority exactly as on SQLite (:func:`.rank.combine`);
-* the tsvector of a page holds its first :data:`MAX_FTS_BYTES` bytes of text (a tsvector is
+* the tsvector of a page holds its first :data:`~focuscrawl.index.pgrows.MAX_FTS_BYTES` bytes of text (a tsvector is
   at most 1 MB); the stored body keeps :data:`~focuscrawl.index.store.MAX_TEXT_CHARS`.
 
 A writer holds one connection of its own and one open transaction; every statement of that
-transaction is kept until its commit (at most ``FOCUSCRAWL_INDEX_COMMIT_EVERY`` pages). When
+transaction is kept until its commit (at most ``FOCUSCRAWL_INDEX_COMMIT_EVERY`` pages). The
+crawl's pipeline queues its writes (:meth:`PostgresIndex.queue_upsert`, ``queue_remove``) and
+:meth:`PostgresIndex.flush` sends them in one pipeline (psycopg's pipeline mode) with the
+``COMMIT``: one round trip per batch, each write's outcome known once the server committed;
+a write the server refuses (its data) is undone alone, the batch replayed without it. When
 the connection drops (the server restarts, a network cut) or the transaction is chosen as a
 deadlock victim, the store reconnects (backing off, up to ``retry_timeout`` seconds: the crawl
 waits) and replays the transaction, so a page acknowledged after :meth:`commit` returned is in
@@ -46,10 +50,17 @@ from psycopg_pool import ConnectionPool
 from focuscrawl.credentials import redact_text, redact_url
 from focuscrawl.index import pgschema
 from focuscrawl.index.errors import IndexStoreError, IndexUnavailable
-from focuscrawl.index.pgsearch import PostgresSearch, fold_accents
+from focuscrawl.index.pgrows import (
+    PAGE_KEYS,
+    REMOVE,
+    clean_url,
+    outcome,
+    upsert_statement,
+)
+from focuscrawl.index.pgsearch import PostgresSearch
 from focuscrawl.index.rank import RankWeights
-from focuscrawl.index.schema import diff_json, parse_diff
-from focuscrawl.index.store import SearchResult, cap_text, cap_title, clean_text
+from focuscrawl.index.schema import parse_diff
+from focuscrawl.index.store import SearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -57,10 +68,8 @@ RETRY_TIMEOUT = 300.0  # seconds a writer waits for a lost server (the crawl pau
 READ_RETRY_TIMEOUT = 5.0  # … and a reader (a search, a page of serve)
 CONNECT_TIMEOUT = 10  # seconds for one connection attempt (libpq's connect_timeout)
 POOL_SIZE = 4  # readers' connections per URL and process
-MAX_FTS_BYTES = 250_000  # UTF-8 bytes of text in a page's tsvector (a tsvector is <= 1 MB)
 MAX_DEADLOCK_RETRIES = 10
 _BACKOFF = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
-CFG = pgschema.CONFIG
 
 _pools: dict[str, ConnectionPool] = {}
 _pools_lock = threading.Lock()
@@ -131,6 +140,7 @@ class PostgresIndex:
         self._ops: list[tuple[str, Any]] = []  # the open transaction's statements, for a replay
         self._mark: int | None = None  # len(_ops) at the item's savepoint (kept client-side)
         self._lost = False  # the transaction is gone (a new connection, a deadlock): replay
+        self._queued: list[tuple[str, Any]] = []  # writes sent with the COMMIT (:meth:`flush`)
 
     @classmethod
     def open(
@@ -274,27 +284,91 @@ class PostgresIndex:
             with contextlib.suppress(psycopg.Error):
                 self._conn.rollback()  # what was not committed is not kept
         self._ops.clear()
+        self._queued.clear()
         self._mark = None
         self._drop_connection()
 
     def commit(self) -> None:
-        """Commit the open transaction; returns only once the server has it."""
+        """Commit the open transaction (and the queued writes); returns only once the server
+        has it."""
+        self.flush()
+
+    def flush(self) -> list[bool | IndexStoreError]:
+        """Commit the open transaction with the writes queued by :meth:`queue_upsert` and
+        :meth:`queue_remove`, sent in one pipeline with the ``COMMIT`` (one round trip); each
+        queued write's outcome, in order, once the server has committed: True for a new page
+        (a page removed), False for a page replaced (nothing to remove), or the
+        :class:`IndexStoreError` of a write the server refused: that write alone is undone
+        (the batch is replayed without it, with a savepoint per write), the others are kept.
+        A lost connection or a deadlock replays the whole transaction (the writes are
+        idempotent), as for :meth:`upsert`."""
         if self.readonly:
-            return
+            return []
         deadline: float | None = None
+        one_by_one = False  # a write was refused: replay the batch a write at a time
         while True:
             try:
                 if self._lost or self._conn is None:
                     self._restore()
-                self._conn.commit()
+                if one_by_one:
+                    outcomes = self._send_one_by_one()
+                elif self._queued:
+                    outcomes = self._send_pipelined()
+                else:
+                    outcomes = []
+                    self._conn.commit()
             except psycopg.OperationalError as exc:
                 deadline = self._recover(exc, deadline)
+                self.counts["replayed"] += len(self._queued)
                 continue
             except psycopg.Error as exc:
-                raise IndexStoreError(f"index {self.path}: {self._text(exc)}") from None
+                if one_by_one:
+                    raise IndexStoreError(f"index {self.path}: {self._text(exc)}") from None
+                one_by_one = True  # a write refused (its data, a constraint): find it
+                self.counts["batches_refused"] += 1
+                self._abandon()
+                continue
             self._ops.clear()
+            self._queued.clear()
             self._mark = None
-            return
+            return outcomes
+
+    def _abandon(self) -> None:
+        """Roll the failed transaction back; the next try replays it."""
+        with contextlib.suppress(psycopg.Error):
+            self._conn.rollback()
+        self._lost = True
+
+    def _send_pipelined(self) -> list[bool | IndexStoreError]:
+        conn = self._conn
+        cursors = []
+        with conn.pipeline():
+            for sql, params in self._queued:
+                cur = conn.cursor()
+                cur.execute(sql, params)
+                cursors.append(cur)
+            conn.commit()  # queued behind the writes; returns once the server answered all
+        self.counts["pipelined_batches"] += 1
+        return [outcome(cur) for cur in cursors]
+
+    def _send_one_by_one(self) -> list[bool | IndexStoreError]:
+        conn = self._conn
+        outcomes: list[bool | IndexStoreError] = []
+        for sql, params in self._queued:
+            conn.execute("SAVEPOINT item")
+            try:
+                cur = conn.execute(sql, params)
+            except psycopg.OperationalError:
+                raise
+            except psycopg.Error as exc:
+                conn.execute("ROLLBACK TO SAVEPOINT item")
+                self.counts["refused"] += 1
+                outcomes.append(IndexStoreError(f"index {self.path}: {self._text(exc)}"))
+                continue
+            conn.execute("RELEASE SAVEPOINT item")
+            outcomes.append(outcome(cur))
+        conn.commit()
+        return outcomes
 
     def begin(self) -> None:
         """Nothing to do: a transaction starts with its first statement (row locks, no file
@@ -302,6 +376,7 @@ class PostgresIndex:
 
     def rollback(self) -> None:
         self._ops.clear()
+        self._queued.clear()
         self._mark = None
         if self._conn is not None and not self._conn.closed:
             try:
@@ -334,76 +409,36 @@ class PostgresIndex:
 
     # --- updates ----------------------------------------------------------------------------
 
-    def _clean(self, text: str) -> str:
-        """``text`` that PostgreSQL takes: no NUL (cleaned by the caller), no lone surrogate."""
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            self.counts["surrogates_replaced"] += 1
-            text = text.encode("utf-8", "replace").decode("utf-8")
-        return text
-
     def _url(self, url: str) -> str:
-        if "\x00" in url:  # PostgreSQL text cannot hold it; %00 is what a URL would say
-            self.counts["nul_stripped"] += 1
-            url = url.replace("\x00", "%00")
-        return self._clean(url)
+        return clean_url(url, self.counts)
 
     def upsert(
         self,
         url: str,
         title: str,
         text: str,
-        *,
-        relevance: float = 0.0,
-        depth: int = 0,
-        fetched_at: float = 0.0,
-        change: str = "",
-        authority: float | None = None,
-        diff: Mapping[str, Any] | None = None,
-        changed_at: float = 0.0,
-        crawl_id: int = 0,
+        **fields: Any,
     ) -> bool:
-        """Add or replace the page at ``url``; True when it was new (see the SQLite index)."""
-        title = self._clean(clean_text(cap_title(title or "", self.counts), self.counts))
-        body = self._clean(clean_text(cap_text(text or "", self.counts), self.counts))
-        fts = body
-        if len(body) * 4 > MAX_FTS_BYTES:  # may be over: measure in bytes
-            raw = body.encode("utf-8")
-            if len(raw) > MAX_FTS_BYTES:
-                fts = raw[:MAX_FTS_BYTES].decode("utf-8", "ignore")
-                self.counts["fts_capped"] += 1
-        fts, fts_title = fold_accents(fts), fold_accents(title)
-        now = time.time()
-        params = {
-            "url": self._url(url),
-            "title": title,
-            "body": body,
-            "fts": fts,
-            "fts_title": fts_title,
-            "relevance": float(relevance),
-            "authority": float(authority or 0.0),
-            "keep_authority": authority is None,
-            "depth": int(depth),
-            "fetched_at": float(fetched_at),
-            "now": now,
-            "change": self._clean(change.replace("\x00", "")),
-            "has_diff": bool(diff),
-            "diff": diff_json(diff) if diff else "",
-            "changed_at": float(changed_at or fetched_at or now) if diff else 0.0,
-            "crawl_id": int(crawl_id) if diff else 0,
-        }
-        sql = _UPSERT
-        for name, same in (("fts", body), ("fts_title", title)):
-            if params[name] is same:  # one parameter sent once
-                sql = sql.replace(f"%({name})s", "%(body)s" if name == "fts" else "%(title)s")
-                del params[name]
-        row = self._write(sql, params).fetchone()
-        return bool(row[0])
+        """Add or replace the page at ``url`` now; True when it was new (see the SQLite index)."""
+        sql, params = upsert_statement(self.counts, url, title, text, **fields)
+        return bool(self._write(sql, params).fetchone()[0])
+
+    def queue_upsert(self, url: str, title: str, text: str, **fields: Any) -> None:
+        """:meth:`upsert`, sent with the next :meth:`flush` (its outcome in the list it returns;
+        the text is cleaned and counted now)."""
+        self._queue(*upsert_statement(self.counts, url, title, text, **fields))
+
+    def queue_remove(self, url: str) -> None:
+        """:meth:`remove`, sent with the next :meth:`flush`."""
+        self._queue(REMOVE, (self._url(url),))
+
+    def _queue(self, sql: str, params: Any) -> None:
+        if self.readonly:
+            raise IndexStoreError(f"index {self.path}: opened read-only")
+        self._queued.append((sql, params))
 
     def remove(self, url: str) -> bool:
-        cur = self._write("DELETE FROM focuscrawl_pages WHERE url = %s", (self._url(url),))
-        return cur.rowcount > 0
+        return self._write(REMOVE, (self._url(url),)).rowcount > 0
 
     def _set_column(self, column: str, values: Mapping[str, float]) -> int:
         if not values:
@@ -497,7 +532,7 @@ class PostgresIndex:
             if not rows:
                 return
             for row in rows:
-                page = dict(zip(_PAGE_KEYS, row[1:10], strict=True))
+                page = dict(zip(PAGE_KEYS, row[1:10], strict=True))
                 page["change_diff"] = parse_diff(row[10])
                 page["changed_at"] = row[11]
                 page["changed_in"] = row[12]
@@ -547,35 +582,3 @@ class PostgresIndex:
     ) -> SearchResult:
         """Ranked hits for a user query; :class:`~focuscrawl.index.query.QueryError` on bad input."""
         return PostgresSearch(self._run, self.url).search(query, limit, weights)
-
-
-_PAGE_KEYS = (
-    "url",
-    "title",
-    "text",
-    "relevance",
-    "authority",
-    "depth",
-    "fetched_at",
-    "indexed_at",
-    "change",
-)
-
-_UPSERT = f"""
-INSERT INTO focuscrawl_pages AS p (url, title, body, relevance, authority, depth, fetched_at,
-    indexed_at, change, change_diff, changed_at, changed_in, tsv, title_tsv)
-SELECT %(url)s, %(title)s, %(body)s, %(relevance)s, %(authority)s, %(depth)s, %(fetched_at)s,
-    %(now)s, %(change)s, %(diff)s, %(changed_at)s, %(crawl_id)s,
-    setweight(t.v, 'A') || setweight(to_tsvector('{CFG}', %(fts)s), 'D'), t.v
-FROM (SELECT to_tsvector('{CFG}', %(fts_title)s) AS v) t
-ON CONFLICT (url) DO UPDATE SET
-    title = EXCLUDED.title, body = EXCLUDED.body, relevance = EXCLUDED.relevance,
-    authority = CASE WHEN %(keep_authority)s THEN p.authority ELSE EXCLUDED.authority END,
-    depth = EXCLUDED.depth, fetched_at = EXCLUDED.fetched_at, indexed_at = EXCLUDED.indexed_at,
-    change = EXCLUDED.change,
-    change_diff = CASE WHEN %(has_diff)s THEN EXCLUDED.change_diff ELSE p.change_diff END,
-    changed_at = CASE WHEN %(has_diff)s THEN EXCLUDED.changed_at ELSE p.changed_at END,
-    changed_in = CASE WHEN %(has_diff)s THEN EXCLUDED.changed_in ELSE p.changed_in END,
-    tsv = EXCLUDED.tsv, title_tsv = EXCLUDED.title_tsv
-RETURNING (xmax = 0)
-"""

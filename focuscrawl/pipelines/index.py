@@ -28,6 +28,11 @@ A full disk or a read-only data directory closes the spider (reason ``storage_fu
 by the resumed crawl). Another crawl writing the same index (one data directory shared) is
 waited for (``FOCUSCRAWL_DB_BUSY_TIMEOUT``).
 
+On PostgreSQL (a store of :class:`~focuscrawl.index.backend.QueuedWrites`) an item's write is
+queued, not sent: the batch goes to the server with its ``COMMIT`` in one round trip, and each
+item is answered and counted from its write's outcome (a write the server refused fails that
+item alone, the others are committed).
+
 Off the reactor (``FOCUSCRAWL_INDEX_WRITER_THREAD``, on by default in a crawl): the updates are
 applied by :class:`~focuscrawl.pipelines.index_writer.IndexWriter` in a thread of its own, in
 short write transactions taken in fair turns with the other crawls writing the same index
@@ -54,13 +59,16 @@ from focuscrawl.index.backend import (
     READ_ERRORS,
     WRITE_ERRORS,
     IndexStore,
+    QueuedWrites,
     describe,
     is_postgres,
     open_index,
 )
+from focuscrawl.index.errors import IndexStoreError
 from focuscrawl.index.store import BUSY_TIMEOUT, IndexBusy, locked_error
 from focuscrawl.index.turns import TurnTimeout, WriteTurns
 from focuscrawl.pipelines.index_writer import IndexWriter
+from focuscrawl.pipelines.queued_writer import QueuedIndexWriter, write_outcome
 from focuscrawl.pipelines.settle import Answer
 
 if TYPE_CHECKING:
@@ -118,12 +126,14 @@ class IndexPipeline:
         self.counts: Counter[str] = Counter()
         # items updated in the open transaction, answered at its commit
         self._waiting: list[tuple[defer.Deferred[Any], Any]] = []
+        # a store of QueuedWrites: each waiting item's write ("upsert", "remove"), sent at commit
+        self._queued: list[str] = []
         self._timer: IDelayedCall | None = None
         self.failed: StorageFault | None = None
         # FOCUSCRAWL_INDEX_WRITER_THREAD: updates applied off the reactor (IndexWriter)
-        # the writer thread and its fair turns serve SQLite (one file shared by processes);
-        # PostgreSQL takes its writers' turns itself and its store writes inline
-        self.writer_thread = writer_thread and not is_postgres(path)
+        # the writer thread's fair turns serve SQLite (one file shared by processes); PostgreSQL
+        # takes its writers' turns itself (row locks): its thread sends the queued batches
+        self.writer_thread = writer_thread
         self.queue_size = queue_size
         self.writer: IndexWriter | None = None
         self.turns: WriteTurns | None = None
@@ -146,7 +156,7 @@ class IndexPipeline:
         )
 
     def open_spider(self, spider: Spider | None = None) -> None:
-        if self.writer_thread:
+        if self.writer_thread and not is_postgres(self.location):
             self.turns = WriteTurns.beside(self.location, self.busy_timeout)
         try:
             self.index = open_index(
@@ -166,8 +176,9 @@ class IndexPipeline:
                 self.stats.set_value("focuscrawl/exit_status", STORAGE_FAULT_EXIT)
             raise CloseSpider(fault.reason if fault is not None else "index_error") from None
         if self.writer_thread:
-            self.writer = IndexWriter(
-                self.index,
+            writer = QueuedIndexWriter if isinstance(self.index, QueuedWrites) else IndexWriter
+            self.writer = writer(
+                self.index,  # type: ignore[arg-type]
                 self.turns,
                 commit_every=self.commit_every,
                 commit_delay=self.commit_delay,
@@ -243,8 +254,19 @@ class IndexPipeline:
                 self._count_cleaned()
             return item
 
-        answer = self.writer.submit(lambda index: self._apply(adapter, url, change))
+        if isinstance(self.index, QueuedWrites):
+            answer = self.writer.submit(
+                lambda index: self._queue_write(index, adapter, url, change)
+            )
+            answer.addErrback(self._count_refused)
+        else:
+            answer = self.writer.submit(lambda index: self._apply(adapter, url, change))
         return Answer(answer.addCallback(done))
+
+    def _count_refused(self, failure: Any) -> Any:
+        if failure.check(IndexStoreError):
+            self._count("refused")
+        return failure
 
     def _count_cleaned(self) -> None:
         """Hostile input the index cut down or cleaned (NUL bytes, huge texts), into the stats."""
@@ -280,6 +302,8 @@ class IndexPipeline:
             raise HeldItem(self.failed)
         if self.writer is not None:
             return self._submit(adapter, url, change, item)
+        if isinstance(self.index, QueuedWrites):
+            return self._queue(self.index, adapter, url, change, item)
         try:
             self.index.begin()
             self.index.savepoint()
@@ -298,6 +322,9 @@ class IndexPipeline:
         if what is None:
             return item
         self._count(what)
+        return self._wait_for_commit(item)
+
+    def _wait_for_commit(self, item: Any) -> Answer:
         answer: defer.Deferred[Any] = defer.Deferred()
         self._waiting.append((answer, item))
         if len(self._waiting) >= self.commit_every:
@@ -308,6 +335,26 @@ class IndexPipeline:
             self._timer = reactor.callLater(self.commit_delay, self.commit)  # type: ignore[attr-defined]
         return Answer(answer)
 
+    def _queue(
+        self, index: QueuedWrites, adapter: ItemAdapter, url: str, change: str, item: Any
+    ) -> Answer:
+        """The item's write queued, sent with the commit (PostgreSQL: the batch in one round
+        trip); answered and counted once committed (a write the database refused fails its
+        item alone)."""
+        self._queued.append(self._queue_write(index, adapter, url, change))
+        if self.index is not None and self.index.counts:
+            self._count_cleaned()
+        return self._wait_for_commit(item)
+
+    def _queue_write(self, index: QueuedWrites, adapter: ItemAdapter, url: str, change: str) -> str:
+        """Queue the item's write (sent with the commit); which: "upsert" or "remove"."""
+        if change == "deleted" or not adapter.get("relevant"):
+            index.queue_remove(url)
+            return "remove"
+        page_url, title, text, fields = self._page(adapter, url, change)
+        index.queue_upsert(page_url, title, text, **fields)
+        return "upsert"
+
     def _apply(self, adapter: ItemAdapter, url: str, change: str) -> str | None:
         """The index update of one item (in the open transaction): what was done, or None."""
         assert self.index is not None
@@ -315,17 +362,22 @@ class IndexPipeline:
             return "removed" if self.index.remove(url) else None
         if not adapter.get("relevant"):
             return "removed" if self.index.remove(url) else None  # it left the topic
-        added = self.index.upsert(
-            url,
-            str(adapter.get("title") or ""),
-            str(adapter.get("text") or ""),
-            relevance=float(adapter.get("relevance") or 0.0),
-            depth=int(adapter.get("depth") or 0),
-            fetched_at=float(adapter.get("fetched_at") or 0.0),
-            change=change,
-            **self._last_change(adapter, change),
-        )
+        page_url, title, text, fields = self._page(adapter, url, change)
+        added = self.index.upsert(page_url, title, text, **fields)
         return "added" if added else "replaced"
+
+    def _page(
+        self, adapter: ItemAdapter, url: str, change: str
+    ) -> tuple[str, str, str, dict[str, Any]]:
+        """The upsert's arguments for an item."""
+        fields = {
+            "relevance": float(adapter.get("relevance") or 0.0),
+            "depth": int(adapter.get("depth") or 0),
+            "fetched_at": float(adapter.get("fetched_at") or 0.0),
+            "change": change,
+            **self._last_change(adapter, change),
+        }
+        return url, str(adapter.get("title") or ""), str(adapter.get("text") or ""), fields
 
     def _last_change(self, adapter: ItemAdapter, change: str) -> dict[str, Any]:
         """A significant change's diff (``item.change_diff``) for the page's row: the changes
@@ -342,14 +394,20 @@ class IndexPipeline:
                 self._timer.cancel()
             self._timer = None
         waiting, self._waiting = self._waiting, []
+        queued, self._queued = self._queued, []
         if self.index is None or self.failed is not None:
             self._answer(waiting)
             return
+        outcomes: list[Any] = []
         try:
-            self.index.commit()
+            if queued:
+                assert isinstance(self.index, QueuedWrites)
+                outcomes = self.index.flush()
+            else:
+                self.index.commit()
         except WRITE_ERRORS as exc:
             self._fail(as_fault(f"index {self.path}", exc) or self._other_fault(exc))
-        self._answer(waiting)
+        self._answer(waiting, queued, outcomes)
 
     def _other_fault(self, exc: BaseException) -> StorageFault:
         if isinstance(exc, TurnTimeout):
@@ -361,12 +419,27 @@ class IndexPipeline:
             )
         return StorageFault(f"index {self.path}: {exc}; stopping the crawl (resumable)")
 
-    def _answer(self, waiting: list[tuple[defer.Deferred[Any], Any]]) -> None:
-        for answer, item in waiting:
+    def _answer(
+        self,
+        waiting: list[tuple[defer.Deferred[Any], Any]],
+        queued: list[str] | None = None,
+        outcomes: list[Any] | None = None,
+    ) -> None:
+        """Answer the committed items (``queued``: their writes, ``outcomes``: what each did)."""
+        for n, (answer, item) in enumerate(waiting):
             if self.failed is not None:
                 answer.errback(HeldItem(self.failed))
-            else:
-                answer.callback(item)
+                continue
+            if queued and outcomes:
+                outcome = outcomes[n]
+                if isinstance(outcome, Exception):  # refused by the database: this item alone
+                    self._count("refused")
+                    answer.errback(outcome)
+                    continue
+                what = write_outcome(queued[n], outcome)
+                if what is not None:
+                    self._count(what)
+            answer.callback(item)
 
     def _fail(self, fault: StorageFault) -> None:
         """The index cannot be written: undo the open transaction, stop the crawl (once)."""
@@ -376,6 +449,7 @@ class IndexPipeline:
         except sqlite3.Error as exc:
             logger.debug("index: rollback after a failed write: %s", exc)
         waiting, self._waiting = self._waiting, []
+        self._queued = []
         if self.failed is None:
             self.failed = fault
             self._count("storage_error")
