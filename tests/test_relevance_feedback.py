@@ -135,6 +135,13 @@ def test_the_frontier_is_rescored_for_pages_judged_more_relevant() -> None:
     assert out == [] and sent == []
     out = list(r.rescored([("http://x.test/b", 0.9)], 0.5, labels.get))
     assert [t for t, _, _ in out] == ["http://x.test/b/child"] and r.pages == 1 and r.sent == 1
+    # a retrain's pages are looked at per_page at a time, over the pages that follow
+    r.per_page = 1
+    r.remember("http://x.test/d", page, RequestState(), Judgement(0.1, False), 0.2)
+    scores = [("http://x.test/c", 0.9), ("http://x.test/d", 0.9)]
+    assert list(r.rescored(scores, 0.5, labels.get)) == []  # c: labelled off topic
+    assert [t for t, _, _ in r.rescored([], 0.5, labels.get)] == ["http://x.test/d/child"]
+    assert r.pending == []
 
 
 def test_a_crawl_retrains_from_the_labels_and_rescores_its_frontier(

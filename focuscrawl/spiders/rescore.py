@@ -6,7 +6,8 @@ relevant than the model that judged it (relative to each model's threshold) — 
 labelled it on topic — the links it queued are scored again with the new judgement and sent
 again: the frontier raises those whose score rose. A page now judged less relevant cannot lower
 its queued links (its later pages are judged by the new model). The pages are kept in a
-bounded table, the last :data:`RESCORE_PAGES` whose links the policy scored.
+bounded table, the last :data:`RESCORE_PAGES` whose links the policy scored; the re-scoring
+is spread, :data:`PER_PAGE` pages at a time.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from focuscrawl.blocks.model import Page
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.relevance.judge import Judgement
 from focuscrawl.relevance.online import RESCORE_PAGES
+
+#: Pages whose links are scored again per page the crawl fetches: a retrain's re-scoring is
+#: spread over the pages that follow (at once, 1,000 pages held the reactor for seconds).
+PER_PAGE = 20
 
 
 @dataclass(slots=True)
@@ -38,9 +43,17 @@ def _ratio(relevance: float, threshold: float) -> float:
 class FrontierRescore:
     """The recently judged pages, and the links to send again after a retrain."""
 
-    def __init__(self, links: Callable[..., Iterable[Any]], capacity: int = RESCORE_PAGES) -> None:
+    def __init__(
+        self,
+        links: Callable[..., Iterable[Any]],
+        capacity: int = RESCORE_PAGES,
+        per_page: int = PER_PAGE,
+    ) -> None:
         self.links = links  # CrawlPolicy.links
         self.capacity = capacity
+        self.per_page = per_page
+        self.pending: list[tuple[str, float]] = []  # a retrain's scores not looked at yet
+        self.threshold = 0.0  # the threshold of the model that gave them
         self.recent: OrderedDict[str, Judged] = OrderedDict()
         self.pages = 0  # pages whose links were scored again
         self.sent = 0  # links sent again
@@ -60,8 +73,17 @@ class FrontierRescore:
         label_of: Callable[[str], bool | None],
     ) -> Iterator[tuple[str, float, RequestState]]:
         """The links of the pages the new model (``threshold`` its threshold) judges more
-        relevant than before, scored with the new judgement."""
-        for url, relevance in scores:
+        relevant than before, scored with the new judgement: ``scores`` (a retrain's, empty
+        between retrains) replace what was pending; at most :attr:`per_page` pages looked at
+        a call."""
+        scores = list(scores)
+        if scores:
+            self.pending, self.threshold = scores[::-1], threshold
+        threshold = self.threshold
+        looked = 0
+        while self.pending and looked < self.per_page:
+            url, relevance = self.pending.pop()
+            looked += 1
             old = self.recent.get(url)
             if old is None or not isinstance(relevance, float):
                 continue

@@ -132,7 +132,8 @@ class TopicalSpider(Spider):
                 max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
             ),
         )
-        if hasattr(model, "take_rescored"):  # a retraining model: its frontier re-scored
+        if defaults.read(s, "FOCUSCRAWL_LABELS_RETRAIN") and hasattr(model, "take_rescored"):
+            # the model retrains from the labels: its frontier re-scored after each retrain
             self.rescore = FrontierRescore(self.policy.links)
         strategy = self.policy.strategy
         if strategy == "hits" and shared_frontier(s):
@@ -544,7 +545,7 @@ class TopicalSpider(Spider):
         sent again with their new scores (:mod:`focuscrawl.spiders.rescore`)."""
         rescore = self.rescore
         scores = self.model.take_rescored()  # type: ignore[attr-defined]
-        if rescore is None or not scores:
+        if rescore is None or not (scores or rescore.pending):
             return
         labels = getattr(self, "labels", None)
         label_of = labels.book.get if labels is not None else (lambda url: None)
@@ -552,7 +553,8 @@ class TopicalSpider(Spider):
         for target, _score, child in rescore.rescored(scores, self.model.threshold, label_of):
             yield Request(target, errback=self.errback, meta={STATE_META: child})
         stats = self.crawler.stats
-        stats.inc_value("focuscrawl/labels/rescores")
+        if scores:
+            stats.inc_value("focuscrawl/labels/rescores")
         stats.inc_value("focuscrawl/labels/rescored_pages", rescore.pages - pages)
         stats.set_value("focuscrawl/labels/rescored_links", rescore.sent)
 
