@@ -134,7 +134,13 @@ class TopicalSpider(Spider):
         )
         if defaults.read(s, "FOCUSCRAWL_LABELS_RETRAIN") and hasattr(model, "take_rescored"):
             # the model retrains from the labels: its frontier re-scored after each retrain
-            self.rescore = FrontierRescore(self.policy.links)
+            # (not by HITS or the learned judge: they keep tables of the links they scored,
+            # which a page scored twice would enter twice; they re-score by their own epochs)
+            self.rescore = FrontierRescore(
+                self.policy.links
+                if self.policy.hits is None and self.policy.link_judge is None
+                else _no_links
+            )
         strategy = self.policy.strategy
         if strategy == "hits" and shared_frontier(s):
             # HITS keeps its graph in this process and re-scores the queue from it: workers
@@ -706,6 +712,10 @@ class TopicalSpider(Spider):
             self.crawler.stats.set_value(
                 "focuscrawl/harvest/rate", round(self.relevant_count / pages, 4)
             )
+
+
+def _no_links(*args: Any) -> list[Any]:
+    return []
 
 
 def shared_frontier(settings: Any) -> bool:
