@@ -187,3 +187,18 @@ def test_a_redis_crawl_judges_the_labels_in_redis(
     assert stats["focuscrawl/labels/known"] == 1
     assert stats["focuscrawl/labels/skipped"] == 1
     assert stats["focuscrawl/labels/redis_errors"] == 0
+
+
+def test_the_review_page_with_redis_away_answers_503(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"url": "http://a.test/1", "status": 200, "relevance": 0.2}) + "\n")
+    away = f"redis://:s3cret-pw@127.0.0.1:{free_port()}/0"
+    args = ("--index", str(tmp_path / "index.sqlite"), "--crawl-log", str(log))
+    with serving(*args, "--redis", away, "--prefix", prefix()) as url:
+        with urllib.request.urlopen(url + "review", timeout=30) as resp:
+            html = resp.read().decode()  # listed: no label could be read
+        assert "http://a.test/1" in html and "s3cret-pw" not in html
+        token = html.split('name="token" value="', 1)[1].split('"', 1)[0]
+        body = json.dumps({"url": "http://a.test/1", "label": "on", "token": token}).encode()
+        status, answer = _post(url + "api/label", body, "application/json")
+        assert status == 503 and b"s3cret-pw" not in answer
