@@ -354,6 +354,12 @@ _add(
     "The user's page labels (`focuscrawl label`, the review page of `focuscrawl serve`): a JSON-lines file; empty: `labels.jsonl` in `FOCUSCRAWL_DATA_DIR`. A crawl starts from them and reads new ones as it runs: an on-topic page teaches the topic as an example page does, and every labelled page is judged as labelled.",
 )
 _add(
+    "FOCUSCRAWL_LABELS_RETRAIN",
+    False,
+    "Retrain the page model from the user's labels during the crawl, in a worker process (as `FOCUSCRAWL_RETRAIN_EVERY`, which it also honours), and re-score the queued links of the recent pages the new model judges more relevant. Off by default: its crawl-level gain is not measured yet (docs/relevance.md).",
+    experimental=True,
+)
+_add(
     "FOCUSCRAWL_LABELS_POLL",
     25,
     "Pages between two looks at the label file for new labels; 0: read only when the crawl starts.",

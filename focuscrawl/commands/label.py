@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from focuscrawl.cli import CommandError
 from focuscrawl.commands.search import default_index_path
@@ -26,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", default=None, help="index path or URL (titles, pages)")
     parser.add_argument("-n", type=int, default=20, help="pages to ask about (default 20)")
     parser.add_argument("--url", default=None, help="label this URL (with --on or --off)")
+    parser.add_argument("--redis", default=None, help="a cluster crawl's Redis URL: the labels "
+                        "go to its stream <prefix>:labels (default: the file)")  # fmt: skip
+    parser.add_argument("--prefix", default="focuscrawl:topical",
+                        help="the crawl's FOCUSCRAWL_REDIS_PREFIX (default focuscrawl:topical)")  # fmt: skip
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--on", action="store_true", help="--url is on topic")
     group.add_argument("--off", action="store_true", help="--url is off topic")
@@ -41,11 +47,23 @@ def run(args: argparse.Namespace) -> int:
     if not is_postgres(index):
         data_dir = Path(index).parent
     path = args.labels or Path(os.environ.get("FOCUSCRAWL_LABELS") or data_dir / "labels.jsonl")
+    book: Any = None
+    write: Callable[[str, bool], Any] = lambda url, on: add_label(path, url, on, "cli")  # noqa: E731
+    where = str(path)
+    if args.redis:
+        from focuscrawl.cluster.labels import RedisLabelBook, add_redis_label
+        from focuscrawl.credentials import redact_url
+        from focuscrawl.frontier.connection import connect
+
+        client = connect(args.redis)
+        book = RedisLabelBook(client, args.prefix, args.redis)
+        write = lambda url, on: add_redis_label(client, args.prefix, url, on, "cli")  # noqa: E731
+        where = f"{redact_url(args.redis)} ({args.prefix}:labels)"
     if args.url is not None:
         if not (args.on or args.off):
             raise CommandError("--url needs --on or --off")
         try:
-            add_label(path, args.url, args.on, "cli")
+            write(args.url, args.on)
         except LabelError as exc:
             raise CommandError(str(exc)) from None
         print(f"labelled {'on' if args.on else 'off'} topic: {terminal_line(args.url)[:300]}")
@@ -53,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
     log = args.crawl_log or (
         Path(os.environ["FOCUSCRAWL_CRAWL_LOG"]) if os.environ.get("FOCUSCRAWL_CRAWL_LOG") else None
     )
-    book = read_labels(path)
+    if book is None:
+        book = read_labels(path)
+    else:
+        book.read_all()
     present = is_postgres(index) or Path(index).exists()
     candidates = review_candidates(log, index if present else None, book, args.n)
     if not candidates:
@@ -75,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         if answer == "q":
             break
         if answer in ("y", "n"):
-            add_label(path, c["url"], answer == "y", "cli")
+            write(c["url"], answer == "y")
             done += 1
-    print(f"\n{done} labels written to {path}")
+    print(f"\n{done} labels written to {where}")
     return 0

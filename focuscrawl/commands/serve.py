@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from focuscrawl.cli import CommandError
 from focuscrawl.commands.search import add_index_arguments, default_index_path, weights_from
@@ -36,6 +37,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the label file the review page writes (default: FOCUSCRAWL_LABELS, else "
         "labels.jsonl beside the index)",
+    )
+    parser.add_argument(
+        "--redis",
+        default=None,
+        help="a cluster crawl's Redis URL: the review page reads and writes its labels there "
+        "(the stream <prefix>:labels) instead of a label file",
+    )
+    parser.add_argument(
+        "--prefix",
+        default="focuscrawl:topical",
+        help="the crawl's FOCUSCRAWL_REDIS_PREFIX (default focuscrawl:topical)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
     parser.add_argument(
@@ -68,7 +80,14 @@ def run(args: argparse.Namespace) -> int:
         Path(stats_env) if stats_env else near_index / "stats.json" if near_index else None
     )
     data_dir = near_index or Path(os.environ.get("FOCUSCRAWL_DATA_DIR") or "focuscrawl-data")
-    labels = args.labels or Path(os.environ.get("FOCUSCRAWL_LABELS") or data_dir / "labels.jsonl")
+    labels: Any = args.labels or Path(
+        os.environ.get("FOCUSCRAWL_LABELS") or data_dir / "labels.jsonl"
+    )
+    if args.redis:
+        from focuscrawl.cluster.labels import RedisLabelStore
+        from focuscrawl.frontier.connection import connect
+
+        labels = RedisLabelStore(connect(args.redis), args.prefix, args.redis)
     sources = Sources(
         index=index, crawl_log=log, stats=stats, weights=weights_from(args), labels=labels
     )

@@ -194,7 +194,7 @@ def uncertain_pages(
     """The crawl log's fetched pages not labelled yet, the least certain first: relevance
     nearest the estimated threshold (relative to it); each page once (its last record)."""
     threshold = estimate_threshold(records)
-    known = labels.labels if isinstance(labels, LabelBook) else labels
+    known = labels if isinstance(labels, dict) else labels.labels  # a LabelBook, or Redis's
     last: dict[str, dict[str, Any]] = {}
     for r in records:
         url = r.get("url")
@@ -231,26 +231,32 @@ class UserLabels:
     """The crawl's view of the label file: the label of a judged page (the file looked at every
     ``poll_every`` pages), and the on-topic pages still to learn from as examples."""
 
-    def __init__(self, path: str | Path, poll_every: int = 25) -> None:
-        self.book = LabelBook(path)
+    def __init__(self, path: str | Path, poll_every: int = 25, book: Any = None) -> None:
+        """``book``: where the labels are read (a :class:`LabelBook` of ``path`` when None;
+        a cluster crawl's is :class:`focuscrawl.cluster.labels.RedisLabelBook`)."""
+        self.book = book if book is not None else LabelBook(path)
         self.poll_every = poll_every
         self._since = 0
         self._examples: list[str] = []
         self._taken: set[str] = set()
         self._polled = False
+        self._changed: list[Label] = []  # for a model that retrains from the labels
 
     @classmethod
-    def from_settings(cls, settings: Any) -> UserLabels:
+    def from_settings(cls, settings: Any, book: Any = None) -> UserLabels:
         from focuscrawl import defaults
 
         path = defaults.read(settings, "FOCUSCRAWL_LABELS") or os.path.join(
             defaults.read(settings, "FOCUSCRAWL_DATA_DIR"), LABELS_FILE
         )
-        return cls(path, defaults.read(settings, "FOCUSCRAWL_LABELS_POLL"))
+        return cls(path, defaults.read(settings, "FOCUSCRAWL_LABELS_POLL"), book)
 
     def _poll(self) -> None:
         self._polled = True
-        for label in self.book.poll():
+        changed = self.book.poll()
+        self._changed += changed
+        del self._changed[:-MAX_LABEL_EXAMPLES * 20]  # bounded if nobody takes them
+        for label in changed:
             if (
                 label.on_topic
                 and label.url not in self._taken
@@ -265,6 +271,11 @@ class UserLabels:
             self._since = 0
             self._poll()
         return self.book.get(url)
+
+    def take_changed(self) -> list[Label]:
+        """The labels read since the last call that changed what is known (each once)."""
+        out, self._changed = self._changed, []
+        return out
 
     def take_examples(self) -> list[str]:
         """The on-topic labelled URLs not handed out yet (each once)."""

@@ -39,9 +39,11 @@ def load_model(
     *,
     adapt: bool = False,
     retrain_every: int = 0,
+    retrain_labels: bool = False,
 ) -> PageScorer:
     """The crawl's model: a trained model file, else cosine to the topic (adaptive when
-    ``adapt``); wrapped to retrain in a worker process every ``retrain_every`` pages when > 0.
+    ``adapt``); wrapped to retrain in a worker process every ``retrain_every`` pages when > 0,
+    and (``retrain_labels``) whenever the user's labels change.
 
     A model file that is not a focuscrawl model raises :class:`ModelFileError` (a ``ValueError``)
     with a one-line message."""
@@ -56,8 +58,8 @@ def load_model(
         model = AdaptiveCosineModel(topic.keywords, _example_texts(topic), threshold=threshold)
     else:
         model = CosineModel(topic.keywords, _example_texts(topic), threshold=threshold)
-    if retrain_every > 0:
+    if retrain_every > 0 or retrain_labels:
         from focuscrawl.relevance.online import RetrainingModel
 
-        model = RetrainingModel(model, topic.keywords, every=retrain_every)
+        model = RetrainingModel(model, topic.keywords, every=max(0, retrain_every))
     return model

@@ -54,8 +54,15 @@ MAX_WORKER_DEATHS = 3
 #: The crawl checks that the worker is alive every this many observed pages.
 CHECK_EVERY = 50
 MIN_UNLABELED = 10  # as focuscrawl.relevance.train.MIN_UNLABELED (not imported: sklearn)
+#: The last this many observed pages are scored again by each retrained model and their new
+#: relevance sent back, so that the crawl re-scores the links it queued from them.
+RESCORE_PAGES = 1000
+#: The user's labels a worker keeps (URL → on topic), and labelled pages whose texts it keeps.
+MAX_WORKER_LABELS = 100_000
+MAX_LABELLED_PAGES = 2000
 
 Groups = list[tuple[float, str]]
+Window = deque[tuple[str, Groups]]
 
 
 def group_terms(groups: Groups) -> TermCounts:
@@ -69,38 +76,109 @@ def group_terms(groups: Groups) -> TermCounts:
 
 
 def _fit_and_send(
-    outbox: Any, seq: int, positives: list[Groups], unlabeled: list[Groups], keywords: list[str]
+    outbox: Any,
+    seq: int,
+    positives: list[Groups],
+    unlabeled: list[Groups],
+    keywords: list[str],
+    on_topic: list[Groups] = (),  # type: ignore[assignment]
+    off_topic: list[Groups] = (),  # type: ignore[assignment]
+    recent: list[tuple[str, Groups]] = (),  # type: ignore[assignment]
 ) -> None:
+    """Fit (PU; with labels :func:`focuscrawl.relevance.feedback.train_from_labels`), then
+    score the ``recent`` pages with the new model; send both to the crawl."""
+    from focuscrawl.relevance.feedback import train_from_labels
     from focuscrawl.relevance.train import train_pu
 
     t0 = time.perf_counter()
     try:
-        model = train_pu(
-            [group_terms(g) for g in positives], [group_terms(g) for g in unlabeled], keywords
-        )
+        pos = [group_terms(g) for g in positives]
+        unl = [group_terms(g) for g in unlabeled]
+        if on_topic or off_topic:
+            on = [group_terms(g) for g in on_topic]
+            off = [group_terms(g) for g in off_topic]
+            model = train_from_labels(pos, unl, on, off, keywords)
+        else:
+            model = train_pu(pos, unl, keywords)
         model.prepare()  # scoring tables built here, not in the crawl process
-        outbox.put(("model", seq, model, time.perf_counter() - t0, len(positives), len(unlabeled)))
+        rescored = [(url, model.score_terms(group_terms(g))) for url, g in recent]
+        outbox.put(
+            (
+                "model",
+                seq,
+                model,
+                time.perf_counter() - t0,
+                len(positives) + len(on_topic),
+                len(unlabeled),
+                rescored,
+                (len(on_topic), len(off_topic)),
+            )
+        )
     except Exception as exc:  # reported to the crawl, which keeps its model
         outbox.put(("error", seq, f"{exc.__class__.__name__}: {exc}"))
 
 
+class WorkerWindow:
+    """What the worker knows: the training window of pages (URL and field texts), the user's
+    labels and the texts of labelled pages (kept past the window, capped)."""
+
+    def __init__(self, window: int) -> None:
+        self.positives: Window = deque(maxlen=window)
+        self.unlabeled: Window = deque(maxlen=window)
+        self.recent: Window = deque(maxlen=RESCORE_PAGES)
+        self.labels: dict[str, bool] = {}
+        self.labelled: dict[str, Groups] = {}
+
+    def page(self, positive: bool, groups: Groups, url: str) -> None:
+        (self.positives if positive else self.unlabeled).append((url, groups))
+        self.recent.append((url, groups))
+        if url in self.labels:
+            self._keep(url, groups)
+
+    def label(self, url: str, on_topic: bool) -> None:
+        if url not in self.labels and len(self.labels) >= MAX_WORKER_LABELS:
+            return
+        self.labels[url] = on_topic
+        if url not in self.labelled:
+            for u, g in (*self.positives, *self.unlabeled):
+                if u == url:
+                    self._keep(url, g)
+                    break
+
+    def _keep(self, url: str, groups: Groups) -> None:
+        if url in self.labelled or len(self.labelled) < MAX_LABELLED_PAGES:
+            self.labelled[url] = groups
+
+    def training_set(self) -> tuple[list[Groups], ...]:
+        """Positives and unlabelled pages not labelled; on-topic and off-topic labelled pages."""
+        labels = self.labels
+        pos = [g for u, g in self.positives if u not in labels]
+        unl = [g for u, g in self.unlabeled if u not in labels]
+        on = [g for u, g in self.labelled.items() if labels.get(u) is True]
+        off = [g for u, g in self.labelled.items() if labels.get(u) is False]
+        return pos, unl, on, off
+
+
 def serve(inbox: Any, outbox: Any, keywords: list[str], window: int, niceness: int) -> None:
-    """The worker process: keep the window of pages; fit when asked, in a thread."""
+    """The worker process: keep the window of pages and the labels; fit when asked, in a
+    thread."""
     with contextlib.suppress(OSError):
         os.nice(niceness)
     outbox.cancel_join_thread()  # exit without waiting for the crawl to read a pending model
-    positives: deque[Groups] = deque(maxlen=window)
-    unlabeled: deque[Groups] = deque(maxlen=window)
+    known = WorkerWindow(window)
     fitting: threading.Thread | None = None
     while True:
         msg = inbox.get()
         if msg[0] == "page":
-            (positives if msg[1] else unlabeled).append(msg[2])
+            known.page(msg[1], msg[2], msg[3] if len(msg) > 3 else "")
+        elif msg[0] == "label":
+            known.label(msg[1], msg[2])
         elif msg[0] == "fit":
             if fitting is not None and fitting.is_alive():
                 outbox.put(("error", msg[1], "a retrain is already running"))
                 continue
-            args = (outbox, msg[1], list(positives), list(unlabeled), keywords)
+            pos, unl, on, off = known.training_set()
+            args = (outbox, msg[1], pos, unl, keywords, on, off, list(known.recent))
             fitting = threading.Thread(target=_fit_and_send, args=args, daemon=True)
             fitting.start()
         elif msg[0] == "stop":
@@ -140,6 +218,13 @@ class RetrainingModel:
         self._pending: int | None = None  # the fit asked for and not answered
         self._seq = 0
         self.gave_up = False  # retraining stopped after MAX_WORKER_DEATHS deaths
+        self.labels: dict[str, bool] = {}  # the user's labels, sent again to a new worker
+        self.label_retrains = 0  # retrains that learned from labels
+        self.label_retrains_asked = 0  # retrains asked for because labels changed
+        self._labels_due = False  # labels changed since the last retrain was asked for
+        self._labelled_seen: set[str] = set()  # labelled pages the worker has seen
+        self._rescored: list[tuple[str, float]] = []
+        self.trained_labels = (0, 0)  # on / off topic labels of the current model
 
     @property
     def threshold(self) -> float:  # type: ignore[override]
@@ -185,6 +270,8 @@ class RetrainingModel:
         )
         self._proc.start()
         self.n_positives = self.n_unlabeled = 0
+        for url, on_topic in self.labels.items():
+            self._inbox.put(("label", url, on_topic))
 
     def _discard_worker(self) -> None:
         for q in (self._inbox, self._outbox):
@@ -227,6 +314,11 @@ class RetrainingModel:
         if msg[0] == "model":
             self.model = msg[2]
             self.retrains += 1
+            if len(msg) > 6:
+                self._rescored = msg[6]
+                self.trained_labels = msg[7]
+                if sum(msg[7]):
+                    self.label_retrains += 1
             self.last_fit_seconds = msg[3]
             self.max_fit_seconds = max(self.max_fit_seconds, msg[3])
             log.info(
@@ -275,14 +367,41 @@ class RetrainingModel:
         elif self.seen % CHECK_EVERY == 0 and not self._alive():
             return
         positive = relevance >= self.confident_score()
-        self._inbox.put(("page", positive, groups))
+        self._inbox.put(("page", positive, groups, page.url))
+        if page.url in self.labels and page.url not in self._labelled_seen:
+            # a labelled page's texts reach the worker: the next retrain learns its label
+            if len(self._labelled_seen) < MAX_LABELLED_PAGES:
+                self._labelled_seen.add(page.url)
+            self._labels_due = True
         if positive:
             self.n_positives = min(self.window, self.n_positives + 1)
         else:
             self.n_unlabeled = min(self.window, self.n_unlabeled + 1)
         self.seen += 1
-        if self.seen % self.every == 0:
+        if self._labels_due and self.start_retrain():
+            self._labels_due = False
+            self.label_retrains_asked += 1
+            return
+        elif self.every and self.seen % self.every == 0:
             self.start_retrain()
+
+    def label(self, url: str, on_topic: bool) -> None:
+        """The user's label of ``url``: sent to the worker, and a retrain asked for on the next
+        page observed (once no retrain is running and there are pages to learn from)."""
+        if self.labels.get(url) is on_topic:
+            return
+        if url not in self.labels and len(self.labels) >= MAX_WORKER_LABELS:
+            return
+        self.labels[url] = on_topic
+        self._labels_due = True
+        if self._proc is not None and not self.gave_up:
+            self._inbox.put(("label", url, on_topic))
+
+    def take_rescored(self) -> list[tuple[str, float]]:
+        """The last retrained model's relevance of the recently observed pages (URL, score),
+        each list handed out once (the crawl re-scores their links)."""
+        out, self._rescored = self._rescored, []
+        return out
 
     def start_retrain(self) -> bool:
         """Ask the worker for a retrain; False when one is running or data is short."""

@@ -31,6 +31,7 @@ from focuscrawl.relevance.judge import Judgement, PageJudge
 from focuscrawl.relevance.labels import UserLabels
 from focuscrawl.relevance.loading import UNCALIBRATED_THRESHOLD, load_model
 from focuscrawl.signals import page_fetched, request_done, request_failed
+from focuscrawl.spiders.rescore import FrontierRescore
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
 from focuscrawl.topic import Topic, load_topic
@@ -91,13 +92,16 @@ class TopicalSpider(Spider):
             threshold=threshold or UNCALIBRATED_THRESHOLD,
             adapt=s.getbool("FOCUSCRAWL_ADAPT_TOPIC"),
             retrain_every=s.getint("FOCUSCRAWL_RETRAIN_EVERY"),
+            retrain_labels=defaults.read(s, "FOCUSCRAWL_LABELS_RETRAIN"),
         )
         self.page_judge = PageJudge(
             model,
             auto_threshold=auto,
             calibrate=s.get("FOCUSCRAWL_AUTO_THRESHOLD_CALIBRATION") if auto else "",
         )
-        self.labels = UserLabels.from_settings(s)
+        self.labels = UserLabels.from_settings(
+            s, self._redis_labels() if shared_frontier(s) else None
+        )
         self.policy = CrawlPolicy(
             self.page_judge,
             self.strategy_arg or s.get("FOCUSCRAWL_STRATEGY"),
@@ -128,6 +132,15 @@ class TopicalSpider(Spider):
                 max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
             ),
         )
+        if defaults.read(s, "FOCUSCRAWL_LABELS_RETRAIN") and hasattr(model, "take_rescored"):
+            # the model retrains from the labels: its frontier re-scored after each retrain
+            # (not by HITS or the learned judge: they keep tables of the links they scored,
+            # which a page scored twice would enter twice; they re-score by their own epochs)
+            self.rescore = FrontierRescore(
+                self.policy.links
+                if self.policy.hits is None and self.policy.link_judge is None
+                else _no_links
+            )
         strategy = self.policy.strategy
         if strategy == "hits" and shared_frontier(s):
             # HITS keeps its graph in this process and re-scores the queue from it: workers
@@ -189,6 +202,22 @@ class TopicalSpider(Spider):
             self.due_pending = True
             self.crawler.signals.connect(self._emit_due, signals.spider_idle)
 
+    def _redis_labels(self) -> Any:
+        """A cluster crawl's labels: the stream ``<prefix>:labels`` in the frontier's Redis
+        (:mod:`focuscrawl.cluster.labels`), shared by every worker."""
+        from focuscrawl.cluster.labels import RedisLabelBook
+        from focuscrawl.frontier.connection import (
+            connect,
+            frontier_options,
+            redis_cluster,
+            redis_url,
+        )
+
+        s = self.crawler.settings
+        url = redis_url(s)
+        prefix = frontier_options(s, self.name)["prefix"]
+        return RedisLabelBook(connect(url, redis_cluster(s)), prefix, url)
+
     def _share_judge(self) -> None:
         """The learned link judge of one worker of a Redis crawl: its epochs counted with the
         other workers' and (``FOCUSCRAWL_JUDGE_SHARE=outcomes``) their pages' outcomes learned,
@@ -219,6 +248,7 @@ class TopicalSpider(Spider):
     policy: CrawlPolicy
     judge_share: Any = None  # the learned judge's Redis exchange (a Redis crawl only)
     duplicates: DuplicateHook | None = None  # FOCUSCRAWL_DEDUP: set up when the spider opens
+    rescore: FrontierRescore | None = None  # a retraining model's re-scored pages
 
     @property
     def model(self) -> PageScorer:
@@ -231,6 +261,11 @@ class TopicalSpider(Spider):
         an example page does)."""
         labels = getattr(self, "labels", None)
         label = labels.label_of(page.url) if labels is not None else None
+        if labels is not None and self.rescore is not None:  # the model retrains from them
+            teach = getattr(self.model, "label", None)
+            for changed in labels.take_changed():
+                if teach is not None:
+                    teach(changed.url, changed.on_topic)
         example = state.example or label is True
         judgement = self.page_judge.judge(page, seed=state.seed, example=example)
         if label is not None and label != judgement.relevant and not state.seed:
@@ -246,7 +281,9 @@ class TopicalSpider(Spider):
         for url in labels.take_examples() if labels is not None else ():
             self.crawler.stats.inc_value("focuscrawl/labels/examples")
             request = self._request(url, SEED_SCORE + 1, RequestState(example=True))
-            yield request.replace(dont_filter=True)
+            # in full: a page stored unchanged would answer 304 and teach nothing
+            meta = {**request.meta, NO_CONDITIONAL_META: True}
+            yield request.replace(dont_filter=True, meta=meta)
 
     # -- start ----------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Request]:
@@ -505,6 +542,27 @@ class TopicalSpider(Spider):
             yield Request(target, errback=self.errback, meta={STATE_META: child})
         if follow is not None and queued:
             self.crawler.stats.inc_value("focuscrawl/recrawl/new_links", queued)
+        if self.rescore is not None and follow is None:
+            self.rescore.remember(response.url, page, state, judgement, self.model.threshold)
+            yield from self._rescored_requests()
+
+    def _rescored_requests(self) -> Iterator[Request]:
+        """After a retrain: the links of the recent pages the new model judges more relevant,
+        sent again with their new scores (:mod:`focuscrawl.spiders.rescore`)."""
+        rescore = self.rescore
+        scores = self.model.take_rescored()  # type: ignore[attr-defined]
+        if rescore is None or not (scores or rescore.pending):
+            return
+        labels = getattr(self, "labels", None)
+        label_of = labels.book.get if labels is not None else (lambda url: None)
+        pages = rescore.pages
+        for target, _score, child in rescore.rescored(scores, self.model.threshold, label_of):
+            yield Request(target, errback=self.errback, meta={STATE_META: child})
+        stats = self.crawler.stats
+        if scores:
+            stats.inc_value("focuscrawl/labels/rescores")
+        stats.inc_value("focuscrawl/labels/rescored_pages", rescore.pages - pages)
+        stats.set_value("focuscrawl/labels/rescored_links", rescore.sent)
 
     def _new_links(self, response: Response, page: Page) -> frozenset[str] | None:
         """A revisited page's links to follow (asked before its item reaches the change
@@ -635,6 +693,16 @@ class TopicalSpider(Spider):
             stats = self.crawler.stats
             stats.set_value("focuscrawl/labels/known", len(labels.book))
             stats.set_value("focuscrawl/labels/skipped", labels.book.skipped)
+            client = getattr(labels.book, "client", None)
+            if client is not None:  # the cluster's labels in Redis
+                stats.set_value("focuscrawl/labels/redis_errors", labels.book.errors)
+                client.close()
+            model = getattr(getattr(self, "page_judge", None), "model", None)
+            if self.rescore is not None and model is not None:
+                stats.set_value("focuscrawl/labels/retrains", model.label_retrains)
+                on, off = model.trained_labels
+                stats.set_value("focuscrawl/labels/model_labels_on", on)
+                stats.set_value("focuscrawl/labels/model_labels_off", off)
         judge = getattr(self, "page_judge", None)
         close = getattr(judge.model, "close", None) if judge is not None else None
         if close is not None:
@@ -644,6 +712,10 @@ class TopicalSpider(Spider):
             self.crawler.stats.set_value(
                 "focuscrawl/harvest/rate", round(self.relevant_count / pages, 4)
             )
+
+
+def _no_links(*args: Any) -> list[Any]:
+    return []
 
 
 def shared_frontier(settings: Any) -> bool:

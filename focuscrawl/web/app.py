@@ -48,7 +48,7 @@ class Sources:
     crawl_log: Path | None = None
     stats: Path | None = None
     weights: RankWeights = RankWeights()
-    labels: Path | None = None  # the user's label file (relevance feedback)
+    labels: Any = None  # the user's label file (a Path), or a RedisLabelStore (a cluster crawl)
 
 
 def open_index(sources: Sources) -> IndexStore | None:
@@ -184,12 +184,17 @@ class Handler(BaseHTTPRequestHandler):
             return self._json({"error": "bad token"}, HTTPStatus.FORBIDDEN)
         if form.get("label") not in ("on", "off"):
             return self._json({"error": "label is on or off"}, HTTPStatus.BAD_REQUEST)
+        labels = self.server.sources.labels
         try:
-            label = add_label(
-                self.server.sources.labels, form.get("url"), form["label"] == "on", "review"
-            )
+            if isinstance(labels, Path):
+                label = add_label(labels, form.get("url"), form["label"] == "on", "review")
+            else:  # a cluster crawl's labels in its Redis
+                label = labels.add(form.get("url"), form["label"] == "on", "review")
         except LabelError as exc:
             return self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
+        except Exception as exc:  # Redis away (redis is an optional extra: not imported here)
+            logger.warning("labels: not stored (%s)", exc.__class__.__name__)
+            return self._json({"error": "label store unavailable"}, HTTPStatus.SERVICE_UNAVAILABLE)
         if ctype == "application/json":
             return self._json({"url": label.url, "on_topic": label.on_topic})
         self.send_response(HTTPStatus.SEE_OTHER)
@@ -202,7 +207,13 @@ class Handler(BaseHTTPRequestHandler):
         from focuscrawl.web.review import review_candidates
 
         sources = self.server.sources
-        book = read_labels(sources.labels) if sources.labels else LabelBook("/nonexistent")
+        labels = sources.labels
+        if labels is None:
+            book: Any = LabelBook("/nonexistent")
+        elif isinstance(labels, Path):
+            book = read_labels(labels)
+        else:  # a cluster crawl's labels in its Redis (Redis away: counted, none read)
+            book = labels.read()
         return review_candidates(sources.crawl_log, sources.index, book, limit), book
 
     def review(self, params: dict[str, str]) -> None:
