@@ -349,6 +349,11 @@ _add(
     "Retrain a PU model from the crawl's own pages every N fetched pages, in a worker process (the crawl never waits); 0: off.",
 )
 _add(
+    "FOCUSCRAWL_RETRAIN_SYNC",
+    False,
+    "Reproducible retraining: a retrain asked for (by `FOCUSCRAWL_RETRAIN_EVERY` or `FOCUSCRAWL_LABELS_RETRAIN`) is waited for (at most 300 s) and swapped in at once, so that the same crawl learns at the same page every time; the crawl stands still while the worker fits. Off: the crawl never waits.",
+)
+_add(
     "FOCUSCRAWL_LABELS",
     "",
     "The user's page labels (`focuscrawl label`, the review page of `focuscrawl serve`): a JSON-lines file; empty: `labels.jsonl` in `FOCUSCRAWL_DATA_DIR`. A crawl starts from them and reads new ones as it runs: an on-topic page teaches the topic as an example page does, and every labelled page is judged as labelled.",

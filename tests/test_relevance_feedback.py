@@ -185,14 +185,18 @@ def test_a_crawl_retrains_from_the_labels_and_rescores_its_frontier(
     for p in ranked:
         add_label(tmp_path / "labels.jsonl", p["url"], p["url"] in relevant)
     given_on = sum(p["url"] in relevant for p in ranked)
-    # long enough for the worker to start, fit and send its model back while the crawl runs
+    # each retrain waited for (FOCUSCRAWL_RETRAIN_SYNC): the model trained on the labels is
+    # swapped in while the crawl runs however slow the machine is
     _, stats, stderr = crawl(
-        "second", "FOCUSCRAWL_LABELS_RETRAIN=True", "CLOSESPIDER_PAGECOUNT=1000"
+        "second",
+        "FOCUSCRAWL_LABELS_RETRAIN=True",
+        "FOCUSCRAWL_RETRAIN_SYNC=True",
+        "CLOSESPIDER_PAGECOUNT=400",
     )
     assert "Traceback" not in stderr, stderr[-3000:]
     assert stats["focuscrawl/labels/known"] == len(ranked)
     assert stats["focuscrawl/labels/retrains"] >= 1  # a model trained on the labels swapped in
-    # the labels of the labelled pages the worker saw (how many depends on when it fitted)
+    # the labels of the labelled pages the worker had seen when it fitted
     learned = (
         stats["focuscrawl/labels/model_labels_on"] + stats["focuscrawl/labels/model_labels_off"]
     )

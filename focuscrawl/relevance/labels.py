@@ -255,7 +255,7 @@ class UserLabels:
         self._polled = True
         changed = self.book.poll()
         self._changed += changed
-        del self._changed[:-MAX_LABEL_EXAMPLES * 20]  # bounded if nobody takes them
+        del self._changed[: -MAX_LABEL_EXAMPLES * 20]  # bounded if nobody takes them
         for label in changed:
             if (
                 label.on_topic

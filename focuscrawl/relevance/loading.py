@@ -40,10 +40,12 @@ def load_model(
     adapt: bool = False,
     retrain_every: int = 0,
     retrain_labels: bool = False,
+    retrain_sync: bool = False,
 ) -> PageScorer:
     """The crawl's model: a trained model file, else cosine to the topic (adaptive when
     ``adapt``); wrapped to retrain in a worker process every ``retrain_every`` pages when > 0,
-    and (``retrain_labels``) whenever the user's labels change.
+    and (``retrain_labels``) whenever the user's labels change; ``retrain_sync``: each retrain
+    waited for and swapped in when asked (a reproducible crawl).
 
     A model file that is not a focuscrawl model raises :class:`ModelFileError` (a ``ValueError``)
     with a one-line message."""
@@ -61,5 +63,7 @@ def load_model(
     if retrain_every > 0 or retrain_labels:
         from focuscrawl.relevance.online import RetrainingModel
 
-        model = RetrainingModel(model, topic.keywords, every=max(0, retrain_every))
+        model = RetrainingModel(
+            model, topic.keywords, every=max(0, retrain_every), sync=retrain_sync
+        )
     return model

@@ -196,8 +196,12 @@ class RetrainingModel:
         window: int = 5000,
         min_positives: int = 5,
         niceness: int = 10,
+        sync: bool = False,
     ) -> None:
+        """``sync``: a retrain asked for is waited for and swapped in at once (:meth:`wait`):
+        the same crawl learns at the same page every time."""
         self.model = model
+        self.sync = sync
         self.keywords = list(keywords)
         self.every = every
         self.confident = confident
@@ -381,9 +385,12 @@ class RetrainingModel:
         if self._labels_due and self.start_retrain():
             self._labels_due = False
             self.label_retrains_asked += 1
-            return
         elif self.every and self.seen % self.every == 0:
             self.start_retrain()
+        else:
+            return
+        if self.sync:
+            self.wait()
 
     def label(self, url: str, on_topic: bool) -> None:
         """The user's label of ``url``: sent to the worker, and a retrain asked for on the next

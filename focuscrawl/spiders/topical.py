@@ -93,6 +93,7 @@ class TopicalSpider(Spider):
             adapt=s.getbool("FOCUSCRAWL_ADAPT_TOPIC"),
             retrain_every=s.getint("FOCUSCRAWL_RETRAIN_EVERY"),
             retrain_labels=defaults.read(s, "FOCUSCRAWL_LABELS_RETRAIN"),
+            retrain_sync=defaults.read(s, "FOCUSCRAWL_RETRAIN_SYNC"),
         )
         self.page_judge = PageJudge(
             model,
