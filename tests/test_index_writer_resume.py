@@ -14,6 +14,7 @@ the in-flight bound.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import sqlite3
@@ -29,8 +30,6 @@ LAGGING_LINES = 8
 
 
 def test_lagging_writer_thread_kill_and_resume(tmp_path: Path, testweb_synthetic: Any) -> None:
-    import os
-
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     topic = topic_file(tmp_path, testweb_synthetic)
     jobdir = tmp_path / "job"
