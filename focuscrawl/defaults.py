@@ -670,8 +670,14 @@ _add(
 _add(
     "FOCUSCRAWL_INDEX_WRITER_THREAD",
     False,
-    "Write the index in a thread of its own (never on the reactor): waiting for another crawl's write turn or a slow disk does not stop fetching or lease renewals. Crawls sharing the index take turns fairly (a lock file `index.sqlite.turns`). Off by default: with it on, a SIGKILLed JOBDIR crawl fetched 69-104 pages again on resume instead of at most the pages in flight (tests/test_frontier_resume.py), not yet understood. Turn it on for several crawls sharing one data directory (docs/faults.md). On a PostgreSQL index the thread sends each batch with its COMMIT and takes no turns (no lock file); the crawl's throughput with PostgreSQL was 1.15x SQLite's with it, 0.90x without (docs/index.md).",
+    "Write the index in a thread of its own (never on the reactor): waiting for another crawl's write turn or a slow disk does not stop fetching or lease renewals. Crawls sharing the index take turns fairly (a lock file `index.sqlite.turns`). Off by default (experimental): with it on, a SIGKILLed JOBDIR crawl once fetched 69-104 pages again on resume, because the crawl ran ahead of a lagging writer; the crawl now pauses while `FOCUSCRAWL_INDEX_PENDING_MAX` responses wait (docs/faults.md). Turn it on for several crawls sharing one data directory (docs/faults.md). On a PostgreSQL index the thread sends each batch with its COMMIT and takes no turns (no lock file); the crawl's throughput with PostgreSQL was 1.15x SQLite's with it, 0.90x without (docs/index.md).",
     experimental=True,
+)
+_add(
+    "FOCUSCRAWL_INDEX_PENDING_MAX",
+    0,
+    "With the index writer thread: responses held in the scraper (waiting to be parsed or for their items, the index write among them) past which the crawl takes no new request until they drop below (the engine paused while the writer lags): pages not acknowledged are fetched again after a kill, so this bounds them as the inline commit does (about this many plus the `CONCURRENT_REQUESTS` downloading; checked as items reach the index, so a few more can slip in). 0: half the crawl's `CONCURRENT_REQUESTS`.",
+    minimum=0,
 )
 _add(
     "FOCUSCRAWL_INDEX_QUEUE_SIZE",

@@ -13,13 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from focuscrawl.netguard import allow_private_args
 from tests.test_spider_topical import topic_file
 
 CONCURRENCY = 8
 
 
-def crawl_cmd(topic: Path, jobdir: Path, log: Path, pages: int, web: Any) -> list[str]:
+def crawl_cmd(
+    topic: Path, jobdir: Path, log: Path, pages: int, web: Any, writer_thread: bool = False
+) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -40,6 +44,8 @@ def crawl_cmd(topic: Path, jobdir: Path, log: Path, pages: int, web: Any) -> lis
         f"CONCURRENT_REQUESTS={CONCURRENCY}",
         "-s",
         "FOCUSCRAWL_CHANGE_ENABLED=False",
+        "-s",
+        f"FOCUSCRAWL_INDEX_WRITER_THREAD={writer_thread}",
         *allow_private_args(web.hosts),
     ]
 
@@ -52,13 +58,14 @@ def urls(log: Path) -> list[str]:
     return out
 
 
-def test_sigkill_and_resume(tmp_path: Path, testweb_synthetic: Any) -> None:
+@pytest.mark.parametrize("writer_thread", [False, True], ids=["inline", "writer_thread"])
+def test_sigkill_and_resume(tmp_path: Path, testweb_synthetic: Any, writer_thread: bool) -> None:
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     topic = topic_file(tmp_path, testweb_synthetic)
     jobdir = tmp_path / "job"
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     proc = subprocess.Popen(
-        crawl_cmd(topic, jobdir, first, 5000, testweb_synthetic),
+        crawl_cmd(topic, jobdir, first, 5000, testweb_synthetic, writer_thread),
         env=env,
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
@@ -77,7 +84,7 @@ def test_sigkill_and_resume(tmp_path: Path, testweb_synthetic: Any) -> None:
     assert len(before) >= 100
 
     resumed = subprocess.run(
-        crawl_cmd(topic, jobdir, second, 150, testweb_synthetic),
+        crawl_cmd(topic, jobdir, second, 150, testweb_synthetic, writer_thread),
         env=env,
         cwd=tmp_path,
         capture_output=True,

@@ -33,11 +33,14 @@ queued, not sent: the batch goes to the server with its ``COMMIT`` in one round 
 item is answered and counted from its write's outcome (a write the server refused fails that
 item alone, the others are committed).
 
-Off the reactor (``FOCUSCRAWL_INDEX_WRITER_THREAD``, on by default in a crawl): the updates are
+Off the reactor (``FOCUSCRAWL_INDEX_WRITER_THREAD``, experimental, off by default): the updates are
 applied by :class:`~focuscrawl.pipelines.index_writer.IndexWriter` in a thread of its own, in
 short write transactions taken in fair turns with the other crawls writing the same index
 (:class:`~focuscrawl.index.turns.WriteTurns`); the answers (and so the acks) still come only
-after the commit. A pipeline built directly (``IndexPipeline(path)``) writes inline, as above.
+after the commit, and while ``FOCUSCRAWL_INDEX_PENDING_MAX`` responses are held in the scraper
+the engine takes no new request (a lagging writer must not let the crawl run ahead with pages
+unacknowledged: see docs/faults.md). A pipeline built directly (``IndexPipeline(path)``) writes
+inline, as above.
 """
 
 from __future__ import annotations
@@ -112,6 +115,7 @@ class IndexPipeline:
         retry_timeout: float | None = None,
         writer_thread: bool = False,
         queue_size: int = 1024,
+        pending_max: int = 0,
     ) -> None:
         self.location = path  # a SQLite path or a PostgreSQL URL (with its credentials)
         self.path = describe(path)  # what log lines and messages show
@@ -135,6 +139,12 @@ class IndexPipeline:
         # takes its writers' turns itself (row locks): its thread sends the queued batches
         self.writer_thread = writer_thread
         self.queue_size = queue_size
+        # items submitted to the writer thread and not answered yet: their pages are not
+        # acknowledged; at pending_max the engine takes no new request until one is answered
+        self.pending_max = pending_max
+        self.pending = 0
+        self.paused = False
+        self._check: IDelayedCall | None = None
         self.writer: IndexWriter | None = None
         self.turns: WriteTurns | None = None
 
@@ -153,6 +163,8 @@ class IndexPipeline:
             retry_timeout=defaults.read(settings, "FOCUSCRAWL_INDEX_RETRY_TIMEOUT"),
             writer_thread=defaults.read(settings, "FOCUSCRAWL_INDEX_WRITER_THREAD"),
             queue_size=defaults.read(settings, "FOCUSCRAWL_INDEX_QUEUE_SIZE"),
+            pending_max=defaults.read(settings, "FOCUSCRAWL_INDEX_PENDING_MAX")
+            or max(1, settings.getint("CONCURRENT_REQUESTS") // 2),
         )
 
     def open_spider(self, spider: Spider | None = None) -> None:
@@ -180,7 +192,8 @@ class IndexPipeline:
             self.writer = writer(
                 self.index,  # type: ignore[arg-type]
                 self.turns,
-                commit_every=self.commit_every,
+                # a batch is full at the bound: no wait for more that cannot come
+                commit_every=min(self.commit_every, self.pending_max or self.commit_every),
                 commit_delay=self.commit_delay,
                 queue_size=self.queue_size,
                 on_fault=self._writer_fault,
@@ -202,6 +215,8 @@ class IndexPipeline:
         if self.index is None:
             return
         if self.writer is not None:
+            if self.paused:
+                self._resume()
             self.writer.close()
             self._writer_stats(self.writer)
             if self.writer.failure is not None and self.failed is None:
@@ -261,7 +276,74 @@ class IndexPipeline:
             answer.addErrback(self._count_refused)
         else:
             answer = self.writer.submit(lambda index: self._apply(adapter, url, change))
+        self._submitted()
+        answer.addBoth(self._answered)
         return Answer(answer.addCallback(done))
+
+    # --- back-pressure on the engine (writer thread) ---------------------------------------
+    # The inline commit holds the reactor while it writes, so the crawl fetches nothing more
+    # meanwhile; the writer thread does not, and without a bound the crawl ran ahead of a
+    # lagging writer (a loaded machine, another crawl's write turn) by up to the queue's 1,024
+    # items: pages fetched and not acknowledged, fetched again after a kill (docs/faults.md).
+    # So while pending_max responses are held in the scraper (waiting to be parsed, or for
+    # their items, the index write among them) the engine takes no new request: a kill leaves
+    # at most those and the CONCURRENT_REQUESTS downloading unacknowledged.
+    RESUME_CHECK = 0.05  # seconds between checks while paused (responses finish after answers)
+
+    def _held(self) -> int:
+        """Responses in the scraper, not finished (their pages not acknowledged)."""
+        slot = getattr(
+            getattr(getattr(self.crawler, "engine", None), "scraper", None), "slot", None
+        )
+        if slot is None:
+            return self.pending
+        return max(self.pending, len(slot.queue) + len(slot.active))
+
+    def _submitted(self) -> None:
+        self.pending += 1
+        if self.paused or not self.pending_max or self._held() < self.pending_max:
+            return
+        engine = getattr(self.crawler, "engine", None)
+        if engine is None:
+            return
+        self.paused = True
+        engine.pause()
+        if self.stats is not None:
+            self.stats.inc_value("focuscrawl/index/writer_waits")
+        self._check_later()
+
+    def _answered(self, result: Any) -> Any:
+        self.pending -= 1
+        self._maybe_resume()
+        return result
+
+    def _maybe_resume(self) -> None:
+        if not self.paused:
+            return
+        if self._held() - 1 < self.pending_max:  # - 1: the answered item's response
+            self._resume()
+        else:
+            self._check_later()
+
+    def _check_later(self) -> None:
+        if self._check is not None and self._check.active():
+            return
+        from twisted.internet import reactor
+
+        self._check = reactor.callLater(self.RESUME_CHECK, self._maybe_resume)  # type: ignore[attr-defined]
+
+    def _resume(self) -> None:
+        self.paused = False
+        if self._check is not None and self._check.active():
+            self._check.cancel()
+        self._check = None
+        engine = getattr(self.crawler, "engine", None)
+        if engine is None:
+            return
+        engine.unpause()
+        slot = getattr(engine, "_slot", None)
+        if slot is not None:
+            slot.nextcall.schedule()  # take requests now, not at the next heartbeat
 
     def _count_refused(self, failure: Any) -> Any:
         if failure.check(IndexStoreError):
