@@ -93,5 +93,8 @@ def test_lagging_writer_thread_kill_and_resume(tmp_path: Path, testweb_synthetic
     after = urls(second)
     assert len(after) >= 100
     repeated = set(before) & set(after)
-    # only what was in flight (downloading, or waiting for its index write) may come again
-    assert len(repeated) <= 2 * CONCURRENCY, (len(repeated), sorted(repeated))
+    # only what was in flight may come again: the downloads and the responses held for the
+    # writer, at most what the crawl took while the writer waited (the bound above) — 159
+    # pages before the fix; 16 in three runs after it (no margin under 2 × CONCURRENCY: the
+    # engine is checked as items reach the index, so a response or two can slip in)
+    assert len(repeated) <= 3 * CONCURRENCY, (len(repeated), sorted(repeated))
