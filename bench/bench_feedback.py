@@ -35,6 +35,10 @@ def main() -> None:
     parser.add_argument("--at", type=int, default=200)
     parser.add_argument("--labels", type=int, default=30)
     parser.add_argument("--retrain", action="store_true", help="also the retrained crawl")
+    parser.add_argument(
+        "--rescale", action="store_true", help="also retrained, the link scale following it"
+    )
+    parser.add_argument("--only", default="", help="kinds to run, comma-separated")
     args = parser.parse_args()
     from focuseval.feedback_crawl import feedback_crawl, recall_at
     from focuseval.site import loopback_hosts
@@ -47,6 +51,9 @@ def main() -> None:
     n = args.pages
     points = [p for p in POINTS if p < n] + [n]
     kinds = ["without", "labels"] + (["retrain"] if args.retrain else [])
+    kinds += ["rescaled"] if args.rescale else []
+    if args.only:
+        kinds = ["without", *(k for k in args.only.split(",") if k != "without")]
     print(f"{args.labels} true labels at page {args.at}, recall@{points} (topics {args.topics})")
     print("  kinds: without labels / labels (judged as labelled) / labels + retrained model")
     sums = {(k, p): 0.0 for k in kinds for p in points}
@@ -58,7 +65,7 @@ def main() -> None:
             t0 = time.process_time()
             runs[kind] = feedback_crawl(
                 site, topic, n, args.at, 0 if kind == "without" else args.labels,
-                retrain=kind == "retrain",
+                retrain=kind in ("retrain", "rescaled"), rescale=kind == "rescaled",
             )  # fmt: skip
             cpu[kind] = time.process_time() - t0
         for kind in kinds:
@@ -69,7 +76,7 @@ def main() -> None:
             extra = ""
             if kind != "without":
                 extra = f"  labels on/off {run.labels_on}/{run.labels_off}"
-            if kind == "retrain":
+            if kind in ("retrain", "rescaled"):
                 extra += (
                     f", retrains {run.retrains}, rescored pages {run.rescored_pages} "
                     f"links {run.rescored_links}, threshold/100p {run.thresholds}"

@@ -37,6 +37,10 @@ def test_labels_then_a_retrained_model_and_a_rescored_frontier(
     # judge's calibration would have put on it
     assert plain.thresholds[0] < 0.2 and fed.thresholds[0] == 0.5
     assert 0.0 <= recall_at(fed, 160) <= 1.0
+    # the experiment: the link scale follows the retrained model (its own threshold kept)
+    resc = feedback_crawl(site, topic, 160, 60, 10, retrain=True, rescale=True)
+    assert (resc.labels_on, resc.labels_off) == (plain.labels_on, plain.labels_off)
+    assert resc.retrains >= 1 and resc.thresholds[0] == 0.5
 
 
 def test_without_labels_nothing_is_labelled(mammals: tuple[WikispeediaSite, object]) -> None:

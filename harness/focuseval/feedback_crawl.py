@@ -71,9 +71,14 @@ def feedback_crawl(
     n_labels: int,
     *,
     retrain: bool = False,
+    rescale: bool = False,
     strategy: str | None = None,
 ) -> FeedbackRun:
-    """One crawl of ``pages`` fetches; with ``n_labels`` > 0 the user labels at page ``at``."""
+    """One crawl of ``pages`` fetches; with ``n_labels`` > 0 the user labels at page ``at``.
+    ``rescale`` (an experiment, not what the spider does): once a retrained model is swapped
+    in, the link scale follows it: the judge's reference relevance becomes the new model's
+    threshold / ``FOCUSCRAWL_AUTO_THRESHOLD`` (the ratio the cosine calibration keeps), where
+    the spider keeps the cosine seeds' mean, which a probability saturates."""
     from focuscrawl.defaults import DEFAULTS
 
     policy = _policy(topic, strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"], retrain)
@@ -84,6 +89,7 @@ def feedback_crawl(
     judged: list[dict[str, Any]] = []
     labels: dict[str, bool] = {}
     frontier_of: list[Any] = []
+    swapped = [0]
     run = FeedbackRun(metrics=None)  # type: ignore[arg-type]
 
     def before_pop(log: list[Any], frontier: Any) -> None:
@@ -117,6 +123,11 @@ def feedback_crawl(
         if label is not None and label != judgement.relevant and not state.seed:
             judgement = Judgement(judgement.relevance, label)
         policy.learn(page, state, judgement)
+        if rescale and model.retrains and swapped[0] != model.retrains:
+            swapped[0] = model.retrains
+            judge_ = policy.page_judge
+            judge_.seed_mean = model.threshold / judge_.auto_threshold
+            judge_.threshold = model.threshold
         judged.append({"url": page.url, "relevance": judgement.relevance,
                        "relevant": judgement.relevant})  # fmt: skip
         if rescore is not None and not (state.example and not topic.seeds):
