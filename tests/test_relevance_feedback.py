@@ -18,6 +18,7 @@ from focuscrawl.blocks.partition import partition
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.netguard import allow_private_args
 from focuscrawl.relevance import train
+from focuscrawl.relevance.adaptive import AdaptiveCosineModel
 from focuscrawl.relevance.features import page_terms
 from focuscrawl.relevance.feedback import label_threshold, train_from_labels
 from focuscrawl.relevance.judge import Judgement
@@ -113,6 +114,34 @@ def test_a_label_makes_the_worker_retrain_and_send_the_recent_pages_scores() -> 
     rescored = dict(wrapper.take_rescored())
     assert len(rescored) == 61 and off_url in rescored
     assert wrapper.take_rescored() == []  # handed out once
+
+
+def test_a_retrained_model_keeps_its_threshold_and_the_cosine_model_its_top_terms() -> None:
+    """Before a retrain the wrapper is the cosine model to the crawl: its threshold set by the
+    judge's calibration, its top terms for the link policy's body-word model. After one, the
+    retrained model's own threshold stays (the judge's next calibration, on the cosine scale,
+    does not overwrite it); a model without top terms has none."""
+    raw = web(30, seed=9)
+    start = AdaptiveCosineModel(["bird feather nest"])
+    wrapper = RetrainingModel(start, ["bird"], every=0, confident=0.2, min_positives=5)
+    pages = [partition(h, u) for ps in raw.values() for u, h in ps]
+    random.Random(2).shuffle(pages)
+    assert wrapper.top_terms(pages[0], 5) == start.top_terms(pages[0], 5)
+    wrapper.threshold = 0.07
+    assert start.threshold == 0.07
+    try:
+        for page in pages[:60]:
+            wrapper.observe(page, wrapper.score_page(page))
+        wrapper.label(next(p.url for p in pages[:60] if "finance" in p.url), False)
+        wrapper.observe(pages[60], wrapper.score_page(pages[60]))
+        wrapper.wait()
+    finally:
+        wrapper.close()
+    assert wrapper.retrains == 1 and wrapper.model is not start
+    own = wrapper.model.threshold
+    wrapper.threshold = 0.07  # as PageJudge.set_threshold after a calibration
+    assert wrapper.threshold == own != 0.07
+    assert wrapper.top_terms(pages[0], 5) is None
 
 
 def test_the_frontier_is_rescored_for_pages_judged_more_relevant() -> None:

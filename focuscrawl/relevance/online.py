@@ -236,9 +236,12 @@ class RetrainingModel:
 
     @threshold.setter
     def threshold(self, value: float) -> None:
-        # the crawl's auto threshold (calibrated on the seed pages) applies to the current
-        # model; a retrained model brings its own calibrated threshold
-        self.model.threshold = value
+        # the crawl's auto threshold (calibrated on the seed pages) applies to the model it
+        # was calibrated for; a retrained model brings its own calibrated threshold, on its own
+        # scale, which the judge's next calibration (cosine scores / the seeds' mean cosine)
+        # would otherwise overwrite
+        if self.retrains == 0:
+            self.model.threshold = value
 
     @property
     def retraining(self) -> bool:
@@ -352,6 +355,12 @@ class RetrainingModel:
 
     def score_text(self, text: str) -> float:
         return self.model.score_text(text)
+
+    def top_terms(self, page: Page, n: int) -> list[str] | None:
+        """The wrapped model's top terms of ``page`` (cosine models; ``None`` otherwise): the
+        link policy's body-word model learns from them, as without the wrapper."""
+        top_terms = getattr(self.model, "top_terms", None)
+        return top_terms(page, n) if top_terms is not None else None
 
     def add_text(self, text: str) -> None:
         """Seed texts go to the wrapped model when it takes them (cosine models)."""
