@@ -25,6 +25,7 @@ from focuscrawl.relevance.labels import (
     MAX_LINE,
     Label,
     LabelError,
+    admit,
     check_label_url,
     parse_label,
 )
@@ -117,12 +118,10 @@ class RedisLabelBook:
             if label is None:
                 self.skipped += 1
                 continue
-            known = self.labels.get(label.url)
-            if known is None and len(self.labels) >= MAX_LABELS:
+            took = admit(self.labels, label, MAX_LABELS)
+            if took is None:
                 self.dropped += 1
-                continue
-            if known != label.on_topic:
-                self.labels[label.url] = label.on_topic
+            elif took:
                 changed.append(label)
         return changed
 

@@ -97,6 +97,19 @@ def parse_label(line: bytes) -> Label | None:
     )
 
 
+def admit(labels: dict[str, bool], label: Label, cap: int) -> bool | None:
+    """``label`` into a book's ``labels`` (URL → on topic): True when it changed the book, False
+    when the book said so already, None when the book holds ``cap`` URLs and this one is new
+    (not kept)."""
+    known = labels.get(label.url)
+    if known is None and len(labels) >= cap:
+        return None
+    if known == label.on_topic:
+        return False
+    labels[label.url] = label.on_topic
+    return True
+
+
 class LabelBook:
     """The labels of one label file, read as they are added (:meth:`poll`)."""
 
@@ -147,12 +160,10 @@ class LabelBook:
             if label is None:
                 self.skipped += 1
                 continue
-            known = self.labels.get(label.url)
-            if known is None and len(self.labels) >= MAX_LABELS:
+            took = admit(self.labels, label, MAX_LABELS)
+            if took is None:
                 self.dropped += 1
-                continue
-            if known != label.on_topic:
-                self.labels[label.url] = label.on_topic
+            elif took:
                 changed.append(label)
         return changed
 
