@@ -33,5 +33,10 @@ def test_a_master_killed_mid_crawl_loses_no_page(tmp_path: Path) -> None:
     assert run.queued == 0 and run.in_flight == 0
     assert run.records == run.pages  # the change store has every page's record
     assert run.states == ["finished (finished)", "finished (finished)"], run.states
-    # the killed master's frontier shards moved to its promoted replica, and the crawl resumed
-    assert any("moved from" in log and "crawl resumed" in log for log in run.logs), log
+    # the killed master's frontier shards moved to its promoted replica; a worker that met the
+    # outage on a frontier call paused and resumed (one whose calls all came after the
+    # promotion never pauses: that depends on timing, the move does not)
+    assert any("moved from" in log for log in run.logs), log
+    for one in run.logs:
+        if "crawl paused" in one:
+            assert "crawl resumed" in one, one[-6000:]
