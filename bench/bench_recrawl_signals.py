@@ -1,6 +1,7 @@
 """Recrawl with sitemap/feed change signals vs today's policy, at equal fetch budget per cycle
 (issue 31): freshness and fetches per detected change by host kind (exact, stale, lying, feed,
-none sitemaps), and the trust each host earned.
+none sitemaps), the trust each host earned, and the ceiling: the freshness of a policy that knows
+every change (past and future) on the same budget.
 
     .venv/bin/python bench/bench_recrawl_signals.py [--cycles 40] [--pages 200] [--budget 0.1]
 """
@@ -33,12 +34,13 @@ def main() -> int:
     seeds = range(args.seed, args.seed + args.seeds)
     today = averaged([simulate_signals("today", seed=s, **kw) for s in seeds])
     signals = averaged([simulate_signals("signals", seed=s, **kw) for s in seeds])
+    oracle = averaged([simulate_signals("oracle", seed=s, **kw) for s in seeds])
     print(
         f"{len(today.kinds)} host kinds x {args.pages} pages, budget {args.budget:.0%} per cycle, "
         f"{args.cycles} cycles ({args.warmup} warm-up), base policy {args.base}, "
         f"{args.seeds} seeds"
     )
-    print(signals_table(today, signals))
+    print(signals_table(today, signals, oracle))
     return 0
 
 

@@ -17,6 +17,7 @@ import bisect
 import math
 import random
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from focuscrawl.change.policy import due
@@ -62,7 +63,9 @@ def simulate_signals(
     feed_size: int = 20,
 ) -> SimResult:
     """Time-averaged freshness per host kind over cycles ``warmup..cycles``, and fetches per
-    detected change, for ``policy`` = ``today`` | ``signals``."""
+    detected change, for ``policy`` = ``today`` | ``signals`` | ``oracle`` (the ceiling: it
+    knows every change, past and future, and spends the same budget on the stale pages whose
+    next change is furthest off)."""
     rng = random.Random(seed)
     urls: list[str] = []
     kinds: list[str] = []
@@ -120,6 +123,9 @@ def simulate_signals(
             lastmods = signals_at(t)
             chosen = plan_with_signals(records, t, per_cycle, base, lastmods, trust, period=1.0)
             todo = chosen.urls
+        elif policy == "oracle":
+            lastmods = {}
+            todo = _clairvoyant(urls, fetched_at, t, per_cycle, next_change)
         else:
             lastmods = {}
             todo = due(records, t, per_cycle, base, period=1.0)
@@ -148,12 +154,36 @@ def simulate_signals(
     return result
 
 
-def signals_table(today: SimResult, signals: SimResult) -> str:
-    """Freshness and fetches per detected change by host kind, side by side."""
+def _clairvoyant(
+    urls: list[str],
+    fetched_at: list[float],
+    t: float,
+    budget: int,
+    next_change: Callable[[int, float], float],
+) -> list[str]:
+    """The fetches that buy the most freshness over the next cycle, knowing every change: the
+    pages stale now (changed since their last fetch), the ones whose next change is furthest
+    off first (a page that changes again at once gains little from a visit)."""
+    stale = [
+        (min(next_change(i, t) - t, 1.0), urls[i])
+        for i in range(len(urls))
+        if next_change(i, fetched_at[i]) <= t
+    ]
+    stale.sort(key=lambda p: (-p[0], p[1]))
+    return [u for _, u in stale[:budget]]
+
+
+def signals_table(today: SimResult, signals: SimResult, oracle: SimResult | None = None) -> str:
+    """Freshness and fetches per detected change by host kind, side by side; with ``oracle``,
+    the freshness a policy knowing every change reaches on the same budget (the ceiling) and
+    the signals' share of it."""
     rows = [
         "| hosts | freshness today | with signals | ratio | fetches/change today | with signals | ratio | trust |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
+    if oracle is not None:
+        rows[0] += " ceiling (knows every change) | ceiling / today | signals / ceiling |"
+        rows[1] += " --- | --- | --- |"
     for kind in HOST_KINDS:
         a, b = today.kinds[kind], signals.kinds[kind]
         ht = signals.trust.get(_host(kind))
@@ -168,6 +198,9 @@ def signals_table(today: SimResult, signals: SimResult) -> str:
             f"| {kind} | {a.freshness:.3f} | {b.freshness:.3f} | {fr:.2f}x | "
             f"{a.fetches_per_change:.2f} | {b.fetches_per_change:.2f} | {fpc:.2f}x | {tr} |"
         )
+        if oracle is not None:
+            c = oracle.kinds[kind].freshness
+            rows[-1] += f" {c:.3f} | {c / a.freshness:.2f}x | {b.freshness / c:.2f} |"
     return "\n".join(rows)
 
 
