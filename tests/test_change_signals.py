@@ -60,3 +60,18 @@ def test_a_probation_host_gets_a_few_signalled_pages_first_and_skips_nothing() -
     plan = plan_with_signals(recs, 10.0, 10, "uniform", lastmods, {}, rules, period=1.0)
     assert plan.states["new.test"] == "probation"
     assert plan.signalled == 3 and plan.skipped == 0 and len(plan.urls) == 10
+
+
+def test_a_trusted_feed_takes_the_share_of_the_pages_it_names_not_of_its_host() -> None:
+    """A feed that names 4 of its host's 100 pages speaks for those 4: its host's share is
+    theirs (budget x 4 / 200 = 1 fetch), not half the budget; its other pages compete with the
+    signal-less host's under the base policy for the rest (before, the feed's host took a share
+    by its 100 pages, and its unnamed pages competed again for the rest)."""
+    feed = _records("feed.test", 100)
+    plain = _records("plain.test", 100, fetched=4.0)  # older: the base policy's first
+    lastmods = {f"http://feed.test/p/{i}": 8.0 for i in range(4)}  # newer than the fetch at 5
+    trust = {"feed.test": HostTrust("feed.test", agreed=10)}
+    plan = plan_with_signals(feed + plain, 10.0, 50, "uniform", lastmods, trust, period=1.0)
+    assert plan.states["feed.test"] == "trusted"
+    assert plan.signalled == 1 and plan.urls[0] == "http://feed.test/p/0"
+    assert len(plan.urls) == 50 and all("plain.test" in u for u in plan.urls[1:])

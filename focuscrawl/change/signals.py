@@ -168,9 +168,12 @@ def plan_with_signals(
             continue
         if state != "trusted":
             continue
-        # a trusted host gets its share of the budget by its page count, not what the base
-        # policy would give it: its history (fetched only when signalled) is not today's
-        share = math.floor(budget * pages_of[host] / len(recs))
+        # a trusted host gets its share of the budget by the count of pages its signals speak
+        # for (a feed names a few; the others are left to the base policy below, with every
+        # other host's), not what the base policy would give it: its history (fetched only
+        # when signalled) is not today's
+        spoken = len(pages) + len(skipped.get(host, ()))
+        share = math.floor(budget * spoken / len(recs))
         unchanged = sorted(skipped.get(host, ()), key=lambda r: (r.last_fetched, r.url))
         audit = unchanged[: max(1, math.ceil(rules.audit * len(unchanged)))] if unchanged else []
         room = max(0, share - len(audit))
