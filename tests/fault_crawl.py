@@ -166,7 +166,8 @@ def crawl_args(web: Any, topic: Path, work: Path, run: int, *extra: str) -> list
 
 @dataclass
 class CrawlFacts:
-    fetches: Counter[str] = field(default_factory=Counter)  # URL → times fetched (status 200)
+    # URL → times fetched (status 200: judged, or a near-duplicate of a page fetched before)
+    fetches: Counter[str] = field(default_factory=Counter)
     relevant: set[str] = field(default_factory=set)  # judged relevant at their last fetch
     indexed: set[str] = field(default_factory=set)
     recorded: set[str] = field(default_factory=set)  # URLs in the change store
@@ -191,10 +192,16 @@ def crawl_facts(work: Path) -> CrawlFacts:
                 record = json.loads(line)
             except ValueError:  # the line being written at a kill
                 continue
-            if record.get("status") == 200 and record.get("relevance") is not None:
+            if record.get("status") != 200:
+                continue
+            if record.get("relevance") is not None:
                 facts.fetches[record["url"]] += 1
                 relevance[record["url"]] = bool(record["relevant"])
                 facts.judged.setdefault(record["url"], set()).add(bool(record["relevant"]))
+            elif record.get("duplicate_of"):
+                # a near-duplicate is fetched but not judged; which of two copies (every host's
+                # about.html) comes first, and is judged, depends on the order of the fetches
+                facts.fetches[record["url"]] += 1
     facts.relevant = {url for url, relevant in relevance.items() if relevant}
     facts.indexed = table_urls(work / "data" / "index.sqlite", "pages")
     facts.recorded = table_urls(work / "data" / "change.sqlite3", "pages")
