@@ -18,9 +18,12 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/focuscrawl demo
 
+# two pytest processes, a test file's tests in one of them (its module fixtures start once):
+# most tests wait on crawls, servers and leases, not on a core; TEST_JOBS=0 runs in one process
+TEST_JOBS ?= 2
 test: $(STAMP)
 	scripts/setup-system
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist loadfile $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	scripts/setup-system
