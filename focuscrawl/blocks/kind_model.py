@@ -34,6 +34,8 @@ class KindModel:
 def _floats(values: object, n: int, what: str) -> tuple[float, ...]:
     if not isinstance(values, list) or len(values) != n:
         raise ValueError(f"{what}: expected a list of {n} numbers")
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        raise ValueError(f"{what}: not numbers")
     out = tuple(float(v) for v in values)
     if not all(math.isfinite(v) for v in out):
         raise ValueError(f"{what}: not finite")

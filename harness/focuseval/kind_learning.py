@@ -39,7 +39,7 @@ CHOICE_FOLDS = (0, 1, 2)
 HELD_OUT_FOLDS = (3, 4)
 CS = (0.1, 0.3, 1.0, 3.0)
 CLASS_WEIGHTS = (None, "balanced")
-MIN_DOMAINS = (1, 3, 6)
+MIN_DOMAINS = (2, 4, 8)
 # feature groups by name prefix (kind_features)
 GROUPS: dict[str, tuple[str, ...]] = {
     "url": ("u:", "q:", "depth=", "ext=", "slug_", "query", "trailing_slash"),
@@ -48,8 +48,16 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "rule_words": ("nw:",),
     "types": ("og:", "st:", "json_ld"),
     "counts": ("n_pre", "n_article", "n_time", "n_form", "n_linked_headings", "n_prices"),
-    "blocks": ("log_", "tag_", "long_share", "link_share", "linked_short_share",
-               "median_text_words", "max_text_words", "text_blocks"),  # fmt: skip
+    "blocks": (
+        "log_",
+        "tag_",
+        "long_share",
+        "link_share",
+        "linked_short_share",
+        "median_text_words",
+        "max_text_words",
+        "text_blocks",
+    ),  # fmt: skip
     "rules": ("ev:", "rk=", "rk_confidence"),
 }
 
@@ -131,6 +139,11 @@ def _in(pages: list[dict[str, Any]], folds: Iterable[int]) -> list[dict[str, Any
 def choose(pages: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     """The setting with the best leave-one-fold-out accuracy over ``CHOICE_FOLDS``; the log."""
     log: list[str] = []
+
+    def note(line: str) -> None:
+        log.append(line)
+        print(line, flush=True)
+
     choice = _in(pages, CHOICE_FOLDS)
 
     def cv(setting: dict[str, Any]) -> float:
@@ -148,17 +161,17 @@ def choose(pages: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
             for md in MIN_DOMAINS:
                 setting = {"C": c, "class_weight": cw, "min_domains": md, "groups": every}
                 acc = cv(setting)
-                log.append(f"C={c} class_weight={cw} min_domains={md}: {acc:.4f}")
+                note(f"C={c} class_weight={cw} min_domains={md}: {acc:.4f}")
                 if acc > best[0]:
                     best = (acc, setting)
-    log.append(f"all groups, best: {best[0]:.4f}")
+    note(f"all groups, best: {best[0]:.4f}")
     improved = True
     while improved:  # drop a feature group while that helps on the choice folds
         improved = False
         for group in sorted(best[1]["groups"] - {"bias"}):
             setting = {**best[1], "groups": best[1]["groups"] - {group}}
             acc = cv(setting)
-            log.append(f"without {group}: {acc:.4f}")
+            note(f"without {group}: {acc:.4f}")
             if acc > best[0]:
                 best, improved = (acc, setting), True
     return best[1], log
@@ -240,8 +253,7 @@ def main() -> int:
     pages = collect(args.cache)
     print(f"{len(pages)} pages, {len({p['domain'] for p in pages})} domains "
           f"({time.process_time() - t0:.1f} s CPU)", flush=True)  # fmt: skip
-    setting, log = choose(pages)
-    print("\n".join(log))
+    setting, _ = choose(pages)
     shown = {**setting, "groups": sorted(setting["groups"])}
     print(f"chosen on folds {CHOICE_FOLDS}: {shown}", flush=True)
 
@@ -256,7 +268,9 @@ def main() -> int:
     print("\nconfusion, held-out folds, rules:")
     print(confusion([(p["kind"], p["rules"]) for p in held]))
 
-    print("\n| fold | pages | learned (trained on the other four) | rules |\n| --- | --- | --- | --- |")
+    print(
+        "\n| fold | pages | learned (trained on the other four) | rules |\n| --- | --- | --- | --- |"
+    )
     models: dict[int, KindModel] = {}
     oof: list[tuple[str, str]] = []
     for k in range(FOLDS):
