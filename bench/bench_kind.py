@@ -1,7 +1,7 @@
 """Cost of the learned page kind per page, beside the rules' kind, on wcxb-dev.
 
 Per page, CPU time of (a) the rules' kind (``kind.evidence_parts`` + ``kind.page_kind``) and
-(b) the learned kind on top of it (``kind_features.kind_features`` + ``kind_model.predict_kind``),
+(b) the learned kind on top of it (``kind_features.kind_features`` + ``kind_model.tell_kind``),
 timed inside ``partition`` by wrapping those functions in this process; and the whole
 ``partition`` with and without ``kind_model`` (pages interleaved, so load slows both alike).
 Prints µs per page and the ratios. ``FOCUSCRAWL_CORPORA`` points at the shared corpora.
@@ -12,6 +12,7 @@ Prints µs per page and the ratios. ``FOCUSCRAWL_CORPORA`` points at the shared 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -21,8 +22,10 @@ from typing import Any
 from focuseval import extraction as ev
 from focuseval.corpora import corpora_dir
 
-import focuscrawl.blocks.partition as part
 from focuscrawl.blocks.kind_model import DEFAULT_KIND_MODEL, load_kind_model
+
+# the module (``focuscrawl.blocks.partition`` the attribute is the function of that name)
+part = importlib.import_module("focuscrawl.blocks.partition")
 
 SPENT: dict[str, float] = {"rules": 0.0, "features": 0.0, "score": 0.0}
 
@@ -54,7 +57,7 @@ def main() -> int:
         part.partition(case.html, case.url, kind_model=model)
     whole = {"rules": 0.0, "learned": 0.0}
     evidence, page_kind = part.evidence_parts, part.page_kind
-    features, predict = part.kind_features, part.predict_kind
+    features, predict = part.kind_features, part.tell_kind
     for case in cases:
         for name, km in (("rules", None), ("learned", model)):
             t0 = time.process_time()
@@ -63,7 +66,7 @@ def main() -> int:
     part.evidence_parts = _timed("rules", evidence)
     part.page_kind = _timed("rules", page_kind)
     part.kind_features = _timed("features", features)
-    part.predict_kind = _timed("score", predict)
+    part.tell_kind = _timed("score", predict)
     for case in cases:
         part.partition(case.html, case.url, kind_model=model)
     n = len(cases)

@@ -2,7 +2,8 @@
 
 The model is data (``kind_model.json``, trained by ``harness/focuseval/kind_learning.py`` on
 wcxb-dev): ``{"version", "classes": [kind, …], "bias": [per class], "vocab": [feature, …],
-"weights": [[per class] per vocab feature]}``. The features are :mod:`kind_features`'; a
+"weights": [[per class] per vocab feature], "min_probability"}``: a kind told with less
+probability than ``min_probability`` (optional, 0) leaves the rules' kind. The features are :mod:`kind_features`'; a
 feature the model does not know weighs nothing, a missing one counts 0. The scorer is plain
 Python (no sklearn, no pickles): one pass over the page's features, a softmax over the
 classes. A model that does not load is refused with a clear error. No Scrapy.
@@ -29,6 +30,7 @@ class KindModel:
     classes: tuple[str, ...]
     bias: tuple[float, ...]
     weights: dict[str, tuple[float, ...]]  # feature -> one weight per class
+    min_probability: float = 0.0  # below it, the rules' kind stays (tell_kind)
 
 
 def _floats(values: object, n: int, what: str) -> tuple[float, ...]:
@@ -71,7 +73,8 @@ def _load(path: str) -> KindModel:
             str(name): _floats(row, n, f"weights of {name!r}")
             for name, row in zip(vocab, rows, strict=True)
         }
-        return KindModel(tuple(classes), _floats(data["bias"], n, "bias"), weights)
+        gate = _floats([data.get("min_probability", 0.0)], 1, "min_probability")[0]
+        return KindModel(tuple(classes), _floats(data["bias"], n, "bias"), weights, gate)
     except (OSError, KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"kind model {path}: {exc}") from None
 
@@ -98,3 +101,12 @@ def predict_kind(model: KindModel, features: dict[str, float]) -> tuple[str, flo
     probs = probabilities(model, features)
     best = max(range(len(probs)), key=probs.__getitem__)
     return model.classes[best], round(probs[best], 3)
+
+
+def tell_kind(
+    model: KindModel, features: dict[str, float], rules_kind: tuple[str, float]
+) -> tuple[str, float]:
+    """The model's kind and probability, or ``rules_kind`` when the model is less sure than
+    its ``min_probability``."""
+    kind, probability = predict_kind(model, features)
+    return (kind, probability) if probability >= model.min_probability else rules_kind

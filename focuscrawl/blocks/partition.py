@@ -21,7 +21,7 @@ from focuscrawl.blocks.fit import fit_to_kind
 from focuscrawl.blocks.frames import Segment, Walk
 from focuscrawl.blocks.kind import evidence_parts, page_kind
 from focuscrawl.blocks.kind_features import kind_features
-from focuscrawl.blocks.kind_model import KindModel, predict_kind
+from focuscrawl.blocks.kind_model import KindModel, tell_kind
 from focuscrawl.blocks.learned import BlockModel, apply_model, block_features, walk_features
 from focuscrawl.blocks.markup import cap_markup
 from focuscrawl.blocks.model import Block, Link, Page
@@ -242,7 +242,7 @@ def _partition(
         if kind_out is not None:
             kind_out.update(feats)
         if kind_model is not None:
-            page.kind, page.kind_confidence = predict_kind(kind_model, feats)
+            page.kind, page.kind_confidence = tell_kind(kind_model, feats, told)
     fit_to_kind(page, page.kind, page.kind_confidence)
     signals = found.signals
     page.facts = facts_of(
