@@ -230,3 +230,17 @@ def test_the_setting_turns_the_model_on_in_the_middleware(tmp_path: Path) -> Non
             PartitionMiddleware,
             get_crawler(settings_dict={"FOCUSCRAWL_KIND_MODEL": str(tmp_path / "none.json")}),
         )
+
+
+def test_an_unsure_model_leaves_the_rules_kind(tmp_path: Path) -> None:
+    # two classes weighed alike: probability 0.5, below the gate of 0.6, so the rules decide
+    data = {"version": KIND_MODEL_VERSION, "classes": ["product", "service"], "bias": [0.0, 0.0],
+            "vocab": [], "weights": [], "min_probability": 0.6}  # fmt: skip
+    html, url = _article(3)
+    rules_page = partition(html, url)
+    gated = partition(html, url, kind_model=load_kind_model(_write(tmp_path / "g.json", data)))
+    assert (gated.kind, gated.kind_confidence) == (rules_page.kind, rules_page.kind_confidence)
+    assert gated.kind == "article"
+    sure = partition(html, url, kind_model=load_kind_model(
+        _write(tmp_path / "s.json", {**data, "min_probability": 0.5})))  # fmt: skip
+    assert sure.kind in ("product", "service") and sure.kind_confidence == 0.5
