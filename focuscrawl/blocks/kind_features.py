@@ -26,11 +26,12 @@ MAX_NAMES = 3_000  # class names and ids read
 MAX_NAME_WORDS = 400  # distinct class/id words kept
 MAX_TITLE_WORDS = 30
 MAX_BLOCKS = 3_000  # blocks read
+HEAD_CHARS = 300  # of each block's text searched for prices and dates
 _WORD = re.compile(r"[a-z]{2,20}")
 _NAME_WORD = re.compile(r"[a-z]{3,20}")
-_PRICE = re.compile(r"[$€£¥]\s?\d|\d[.,]\d\d\s?(?:€|eur|usd|\$)")
+_PRICE = re.compile(r"[$€£¥]\s?\d|\d[.,]\d\d\s?(?:€|eur|usd|\$)", re.IGNORECASE)
 _DATE = re.compile(
-    r"\b(?:19|20)\d\d-\d\d-\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d"
+    r"(?i)\b(?:19|20)\d\d-\d\d-\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d"
 )
 _EXT = re.compile(r"\.([a-z0-9]{1,5})$")
 _COUNTS = ("pre", "article", "time", "form", "linked_headings", "prices")
@@ -131,35 +132,35 @@ def name_features(names: Iterable[str], mask: int, f: dict[str, float]) -> None:
 
 def block_stats(page: Page, f: dict[str, float]) -> None:
     """Counts over the blocks as the walk read them: tags, words in long paragraphs and in
-    short items, link words, prices and dates in the text, the title's words (``t:``)."""
+    short items, link words, prices and dates in the text (one scan of the blocks' first
+    ``HEAD_CHARS`` characters), the title's words (``t:``)."""
     tags: dict[str, int] = {}
-    total = long_words = short = linked = link_words = prices = dates = text_blocks = 0
+    total = long_words = short = linked = link_words = text_blocks = 0
     lengths: list[int] = []
+    heads: list[str] = []
+    groups = _TAG_GROUPS
+    long_paragraph = rules.LONG_PARAGRAPH_WORDS
     for block in page.blocks[:MAX_BLOCKS]:
         text = block.text
-        n = text.count(" ") + 1 if text else 0
-        if not n:
+        if not text:
             continue
+        n = text.count(" ") + 1
         total += n
-        group = _TAG_GROUPS.get(block.tag, "other")
+        group = groups.get(block.tag, "other")
         tags[group] = tags.get(group, 0) + 1
         if block.kind == "text":
             text_blocks += 1
             lengths.append(n)
-        if n >= rules.LONG_PARAGRAPH_WORDS:
+        if n >= long_paragraph:
             long_words += n
         else:
             short += 1
             if block.links:
                 linked += 1
-        for link in block.links:
-            if link.anchor:
-                link_words += link.anchor.count(" ") + 1
-        head = text[:300].lower()
-        if _PRICE.search(head):
-            prices += 1
-        if _DATE.search(head):
-            dates += 1
+        if block.links:
+            link_words += sum(link.anchor.count(" ") + 1 for link in block.links if link.anchor)
+        heads.append(text[:HEAD_CHARS])
+    joined = "\n".join(heads)
     f["log_words"] = _log(total) / 5.0
     f["log_blocks"] = _log(sum(tags.values())) / 5.0
     f["log_links"] = _log(len(page.links)) / 5.0
@@ -171,8 +172,8 @@ def block_stats(page: Page, f: dict[str, float]) -> None:
     if short:
         f["linked_short_share"] = linked / short
     f["log_short"] = _log(short) / 3.0
-    f["log_prices"] = _log(prices) / 2.0
-    f["log_dates"] = _log(dates) / 2.0
+    f["log_prices"] = _log(len(_PRICE.findall(joined))) / 2.0
+    f["log_dates"] = _log(len(_DATE.findall(joined))) / 2.0
     if lengths:
         lengths.sort()
         f["text_blocks"] = _log(text_blocks) / 3.0
@@ -202,15 +203,17 @@ def kind_features(
     json_types: Iterable[str],
     score: Mapping[str, float],
     told: tuple[str, float],
+    name_words: bool = True,
 ) -> dict[str, float]:
     """All features of a page (served at ``url``, partitioned as ``page`` before the kind
     re-reads it): see the module's docstring. ``names`` are the class names and ids in use,
     ``mask`` the rules' class/id word mask of them, ``json_types`` the schema.org types (JSON-LD and itemtype),
-    ``score`` / ``told`` the rules' evidence and the kind they tell."""
+    ``score`` / ``told`` the rules' evidence and the kind they tell; without ``name_words``, the
+    names' own words (``n:``, the dearest to read) are left out (a model that has none)."""
     f: dict[str, float] = {"bias_page": 1.0}
     url_features(url, f)
     signal_features(signals, json_types, f)
-    name_features(names, mask, f)
+    name_features(names if name_words else (), mask, f)
     block_stats(page, f)
     evidence_features(score, told, f)
     return f

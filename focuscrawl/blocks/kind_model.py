@@ -31,6 +31,7 @@ class KindModel:
     bias: tuple[float, ...]
     weights: dict[str, tuple[float, ...]]  # feature -> one weight per class
     min_probability: float = 0.0  # below it, the rules' kind stays (tell_kind)
+    reads_names: bool = True  # has features of the class/id names' own words ("n:")
 
 
 def _floats(values: object, n: int, what: str) -> tuple[float, ...]:
@@ -74,7 +75,8 @@ def _load(path: str) -> KindModel:
             for name, row in zip(vocab, rows, strict=True)
         }
         gate = _floats([data.get("min_probability", 0.0)], 1, "min_probability")[0]
-        return KindModel(tuple(classes), _floats(data["bias"], n, "bias"), weights, gate)
+        names = any(k.startswith("n:") for k in weights)
+        return KindModel(tuple(classes), _floats(data["bias"], n, "bias"), weights, gate, names)
     except (OSError, KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"kind model {path}: {exc}") from None
 

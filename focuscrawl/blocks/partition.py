@@ -238,7 +238,8 @@ def _partition(
     score, mask, types = evidence_parts(found.signals, url, page, names)
     page.kind, page.kind_confidence = told = page_kind(score)
     if kind_model is not None or kind_out is not None:
-        feats = kind_features(found.signals, url, page, names, mask, types, score, told)
+        name_words = kind_model is None or kind_out is not None or kind_model.reads_names
+        feats = kind_features(found.signals, url, page, names, mask, types, score, told, name_words)
         if kind_out is not None:
             kind_out.update(feats)
         if kind_model is not None:
