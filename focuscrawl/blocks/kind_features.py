@@ -5,8 +5,8 @@ depth, query keys, file extension, slug shape), the title's words, the rules' ev
 kind and the kind they tell, the structure counts of the survey (``<pre>``, ``<article>``,
 ``<time>``, forms, linked headings, elements named *price*), the schema.org / OpenGraph
 types, the class/id words (the rules' word list, and the names' own words), and counts over
-the blocks before the kind re-reads them (tags, paragraph lengths, link share, prices and
-dates in the text). Sparse: ``{name: value}``, values bounded (logs, shares, indicators).
+the blocks before the kind re-reads them (tags, paragraph lengths, link share, currency
+signs and years in the text). Sparse: ``{name: value}``, values bounded (logs, shares, indicators).
 Linear in the page; class/id names and blocks read are capped. No Scrapy.
 """
 
@@ -26,13 +26,13 @@ MAX_NAMES = 3_000  # class names and ids read
 MAX_NAME_WORDS = 400  # distinct class/id words kept
 MAX_TITLE_WORDS = 30
 MAX_BLOCKS = 3_000  # blocks read
-HEAD_CHARS = 300  # of each block's text searched for prices and dates
+HEAD_CHARS = 300  # of each block's text searched for currency signs and years
 _WORD = re.compile(r"[a-z]{2,20}")
 _NAME_WORD = re.compile(r"[a-z]{3,20}")
-_PRICE = re.compile(r"[$€£¥]\s?\d|\d[.,]\d\d\s?(?:€|eur|usd|\$)", re.IGNORECASE)
-_DATE = re.compile(
-    r"(?i)\b(?:19|20)\d\d-\d\d-\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d"
-)
+# Prices and dates in the text, counted with str.count (a regular expression over a page's
+# text costs ≈ 1 ms): currency signs, and the years 2010-2029 as digits.
+_CURRENCY = ("$", "€", "£", "¥")
+_YEARS = ("201", "202")
 _EXT = re.compile(r"\.([a-z0-9]{1,5})$")
 _COUNTS = ("pre", "article", "time", "form", "linked_headings", "prices")
 _TAG_GROUPS = {
@@ -132,8 +132,8 @@ def name_features(names: Iterable[str], mask: int, f: dict[str, float]) -> None:
 
 def block_stats(page: Page, f: dict[str, float]) -> None:
     """Counts over the blocks as the walk read them: tags, words in long paragraphs and in
-    short items, link words, prices and dates in the text (one scan of the blocks' first
-    ``HEAD_CHARS`` characters), the title's words (``t:``)."""
+    short items, link words, currency signs and years in the blocks' first ``HEAD_CHARS``
+    characters, the title's words (``t:``)."""
     tags: dict[str, int] = {}
     total = long_words = short = linked = link_words = text_blocks = 0
     lengths: list[int] = []
@@ -172,8 +172,8 @@ def block_stats(page: Page, f: dict[str, float]) -> None:
     if short:
         f["linked_short_share"] = linked / short
     f["log_short"] = _log(short) / 3.0
-    f["log_prices"] = _log(len(_PRICE.findall(joined))) / 2.0
-    f["log_dates"] = _log(len(_DATE.findall(joined))) / 2.0
+    f["log_prices"] = _log(sum(joined.count(c) for c in _CURRENCY)) / 2.0
+    f["log_dates"] = _log(sum(joined.count(y) for y in _YEARS)) / 2.0
     if lengths:
         lengths.sort()
         f["text_blocks"] = _log(text_blocks) / 3.0
