@@ -4,7 +4,8 @@ One run, same pages, side by side: token F1 (macro, per corpus), the WCXB benchm
 metric (``focuseval.extraction.wcxb_f1``: the same word-multiset F1, mean over all pages, where an
 empty-gold page scores 1 only for an empty output) and pages per second, with the ratios to
 trafilatura. resiliparse is in the table when it is installed (``pip install resiliparse``);
-``--block-model builtin`` (or a path) adds focuscrawl with a learned block model. Pages are
+``--block-model builtin`` (or a path) adds focuscrawl with a learned block model,
+``--kind-model builtin`` (or a path) focuscrawl with the learned page kind. Pages are
 timed interleaved (each page by every extractor in turn), so a busy machine slows all of them alike, and by the CPU time of this process (``--clock cpu``, the
 default: time spent waiting for a core on a shared machine is not counted; ``--clock wall``
 counts it). ``FOCUSCRAWL_CORPORA`` points at the shared corpora.
@@ -79,6 +80,16 @@ def _learned(path: str) -> Callable[[ev.Case], str]:
 
     model = load_model(DEFAULT_MODEL if path == "builtin" else path)
     return lambda case: partition(case.html, case.url, block_model=model).main_text
+
+
+def _learned_kind(path: str) -> Callable[[ev.Case], str]:
+    """focuscrawl with a learned page kind (``--kind-model``; the shipped model has seen every
+    wcxb-dev page: for unseen folds give the folds 0-2 model, ``focuseval.kind_learning
+    --write-dev``)."""
+    from focuscrawl.blocks.kind_model import DEFAULT_KIND_MODEL, load_kind_model
+
+    model = load_kind_model(DEFAULT_KIND_MODEL if path == "builtin" else path)
+    return lambda case: partition(case.html, case.url, kind_model=model).main_text
 
 
 CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
@@ -214,9 +225,14 @@ def main() -> int:
     parser.add_argument(
         "--block-model", default="", help="also run focuscrawl with this block model (builtin)"
     )
+    parser.add_argument(
+        "--kind-model", default="", help="also run focuscrawl with this page-kind model (builtin)"
+    )
     args = parser.parse_args()
     if args.block_model:
         EXTRACTORS["focuscrawl-learned"] = _learned(args.block_model)
+    if args.kind_model:
+        EXTRACTORS["focuscrawl-learned-kind"] = _learned_kind(args.kind_model)
     logging.disable(logging.WARNING)  # trafilatura / readability log every odd page
     warnings.simplefilter("ignore")
     walk = "compiled" if segment.compiled_walk is not None else "pure-Python"

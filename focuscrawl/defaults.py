@@ -331,6 +331,14 @@ _add(
     "alone (the learned model does not beat them on held-out sites, docs/blocks.md).",
     experimental=True,
 )
+_add(
+    "FOCUSCRAWL_KIND_MODEL",
+    "",
+    "Learned page kind (article, forum, product …) told from URL and DOM features in place of "
+    "the rules' evidence: `builtin` (the JSON model shipped in focuscrawl/blocks, trained on "
+    "wcxb-dev) or a path to one. Empty: the rules tell the kind (docs/blocks.md).",
+    experimental=True,
+)
 
 # --- relevance ---------------------------------------------------------------------------
 _add(

@@ -75,6 +75,14 @@ def _schema_types(texts: Iterable[str]) -> set[str]:
 def evidence(signals: KindSignals, url: str, page: Page, names: Iterable[str]) -> dict[str, float]:
     """Evidence per kind for a page served at ``url`` with the structure ``signals``
     (:mod:`survey`), partitioned as ``page``; ``names`` are the class names and ids in use."""
+    return evidence_parts(signals, url, page, names)[0]
+
+
+def evidence_parts(
+    signals: KindSignals, url: str, page: Page, names: Iterable[str]
+) -> tuple[dict[str, float], int, set[str]]:
+    """:func:`evidence`, with the class/id word mask and the schema.org types it read (the
+    learned kind's features reuse them, :mod:`kind_features`)."""
     score: dict[str, float] = defaultdict(float)
     for og in signals.og_types:
         og = og.strip().lower()
@@ -108,7 +116,7 @@ def evidence(signals: KindSignals, url: str, page: Page, names: Iterable[str]) -
     ):
         score[kind] += min(most, per * max(0, n - past))
     _text_shape(page, score)
-    return dict(score)
+    return dict(score), mask, types
 
 
 def _text_shape(page: Page, score: dict[str, float]) -> None:

@@ -19,7 +19,9 @@ from focuscrawl.blocks.cues import button_labels, noise_cue
 from focuscrawl.blocks.decode import decode_html_as, is_binary, sniff_encoding
 from focuscrawl.blocks.fit import fit_to_kind
 from focuscrawl.blocks.frames import Segment, Walk
-from focuscrawl.blocks.kind import evidence, page_kind
+from focuscrawl.blocks.kind import evidence_parts, page_kind
+from focuscrawl.blocks.kind_features import kind_features
+from focuscrawl.blocks.kind_model import KindModel, tell_kind
 from focuscrawl.blocks.learned import BlockModel, apply_model, block_features, walk_features
 from focuscrawl.blocks.markup import cap_markup
 from focuscrawl.blocks.model import Block, Link, Page
@@ -98,6 +100,7 @@ def partition(
     encoding: str | None = None,
     max_links: int = rules.MAX_LINKS_PER_PAGE,
     block_model: BlockModel | None = None,
+    kind_model: KindModel | None = None,
 ) -> Page:
     """Partition ``html`` (served at ``url``) into text, link and noise blocks.
 
@@ -113,6 +116,8 @@ def partition(
 
     ``block_model``: a learned block classifier (:mod:`learned`) that re-reads the rules'
     blocks (``FOCUSCRAWL_BLOCK_MODEL``); ``None``, the default, keeps the rules' reading.
+    ``kind_model``: a learned page kind (:mod:`kind_model`, ``FOCUSCRAWL_KIND_MODEL``) that
+    tells the kind in place of the rules' evidence; ``None``: the rules tell it.
     """
     # The partition allocates thousands of small objects and frees them all before it returns
     # (the walk's only cycles are broken at the end): the cyclic collector has nothing to find
@@ -123,8 +128,9 @@ def partition(
     gc.disable()
     try:
         page, extra = _partition(
-            html, url, context_levels, context_words, encoding, max_links, block_model is not None
-        )
+            html, url, context_levels, context_words, encoding, max_links,
+            block_model is not None, kind_model,
+        )  # fmt: skip
         if block_model is not None and extra is not None:
             apply_model(page, block_model, extra)
         return page
@@ -149,6 +155,23 @@ def partition_features(html: str | bytes, url: str) -> tuple[Page, list[dict[str
             gc.enable()
 
 
+def partition_kind_features(html: str | bytes, url: str) -> tuple[Page, dict[str, float]]:
+    """The rules' partition of ``html`` and the learned page kind's features of it
+    (:func:`kind_features.kind_features`): what the kind model is trained on."""
+    feats: dict[str, float] = {}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        page, _ = _partition(
+            html, url, DEFAULT_CONTEXT_LEVELS, DEFAULT_CONTEXT_WORDS, None,
+            rules.MAX_LINKS_PER_PAGE, False, None, feats,
+        )  # fmt: skip
+        return page, feats
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
 def _partition(
     html: str | bytes,
     url: str,
@@ -157,6 +180,8 @@ def _partition(
     encoding: str | None,
     max_links: int,
     features: bool = False,
+    kind_model: KindModel | None = None,
+    kind_out: dict[str, float] | None = None,
 ) -> tuple[Page, list[dict[str, float]] | None]:
     page = Page(url=url, base_url=url)
     utf8: bytes | None = None  # the body, when it is valid UTF-8 that lxml can parse as it is
@@ -209,8 +234,16 @@ def _partition(
     if _noscript_fallback(page, root):
         page = Page(url=url, base_url=url, cuts=parse_cuts)
         extra = _fill(page, root, url, context_levels, context_words, max_links, found, features)
-    names = chain(found.classes, found.ids)
-    page.kind, page.kind_confidence = page_kind(evidence(found.signals, url, page, names))
+    names = list(chain(found.classes, found.ids))
+    score, mask, types = evidence_parts(found.signals, url, page, names)
+    page.kind, page.kind_confidence = told = page_kind(score)
+    if kind_model is not None or kind_out is not None:
+        name_words = kind_model is None or kind_out is not None or kind_model.reads_names
+        feats = kind_features(found.signals, url, page, names, mask, types, score, told, name_words)
+        if kind_out is not None:
+            kind_out.update(feats)
+        if kind_model is not None:
+            page.kind, page.kind_confidence = tell_kind(kind_model, feats, told)
     fit_to_kind(page, page.kind, page.kind_confidence)
     signals = found.signals
     page.facts = facts_of(

@@ -31,6 +31,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse
 from focuscrawl import defaults
 from focuscrawl.blocks import Page, TemplateLinks, partition, rules
 from focuscrawl.blocks.decode import is_binary
+from focuscrawl.blocks.kind_model import DEFAULT_KIND_MODEL, KindModel, load_kind_model
 from focuscrawl.blocks.learned import DEFAULT_MODEL, BlockModel, load_model
 from focuscrawl.meta import PAGE_META
 
@@ -56,6 +57,7 @@ class PartitionMiddleware:
         template_links: TemplateLinks | None = None,
         max_links: int = rules.MAX_LINKS_PER_PAGE,
         block_model: BlockModel | None = None,
+        kind_model: KindModel | None = None,
     ) -> None:
         self.stats = stats
         self.max_page_bytes = max_page_bytes
@@ -64,6 +66,7 @@ class PartitionMiddleware:
         self.template_links = template_links
         self.max_links = max_links
         self.block_model = block_model
+        self.kind_model = kind_model
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PartitionMiddleware:
@@ -77,6 +80,7 @@ class PartitionMiddleware:
             template_links=_template_links(settings),
             max_links=defaults.read(settings, "FOCUSCRAWL_MAX_LINKS_PER_PAGE"),
             block_model=_block_model(defaults.read(settings, "FOCUSCRAWL_BLOCK_MODEL")),
+            kind_model=_kind_model(defaults.read(settings, "FOCUSCRAWL_KIND_MODEL")),
         )
 
     def process_response(
@@ -119,6 +123,7 @@ class PartitionMiddleware:
             context_words=self.context_words,
             max_links=self.max_links,
             block_model=self.block_model,
+            kind_model=self.kind_model,
         )
         if page.cuts:
             self._count_cuts(response.url, page.cuts)
@@ -173,3 +178,12 @@ def _block_model(value: str) -> BlockModel | None:
     if not value:
         return None
     return load_model(DEFAULT_MODEL if value == "builtin" else value)
+
+
+def _kind_model(value: str) -> KindModel | None:
+    """``FOCUSCRAWL_KIND_MODEL``: ``""`` (the rules tell the kind), ``builtin`` or a model path;
+    a model that does not load stops the crawl at start with the reason (``ValueError``)."""
+    value = value.strip()
+    if not value:
+        return None
+    return load_kind_model(DEFAULT_KIND_MODEL if value == "builtin" else value)
