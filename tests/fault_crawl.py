@@ -171,10 +171,18 @@ class CrawlFacts:
     indexed: set[str] = field(default_factory=set)
     recorded: set[str] = field(default_factory=set)  # URLs in the change store
     judged: dict[str, set[bool]] = field(default_factory=dict)  # URL → every judgement of it
+    # fetched (status 200) and found a near-duplicate of a page fetched before, so not judged:
+    # which of two copies (the about pages of two hosts) comes first depends on the order
+    copies: set[str] = field(default_factory=set)
 
     @property
     def fetched(self) -> set[str]:
         return set(self.fetches)
+
+    @property
+    def reached(self) -> set[str]:
+        """Every page fetched, judged or found a near-duplicate."""
+        return self.fetched | self.copies
 
     @property
     def repeated(self) -> int:
@@ -191,6 +199,8 @@ def crawl_facts(work: Path) -> CrawlFacts:
                 record = json.loads(line)
             except ValueError:  # the line being written at a kill
                 continue
+            if record.get("status") == 200 and record.get("duplicate_of"):
+                facts.copies.add(record["url"])
             if record.get("status") == 200 and record.get("relevance") is not None:
                 facts.fetches[record["url"]] += 1
                 relevance[record["url"]] = bool(record["relevant"])
