@@ -7,7 +7,8 @@ own to ``change.sqlite3`` and records each visit of a batch (``SqliteChangeStore
 short transaction each) inside one write turn (``change.sqlite3.turns``), so crawls sharing the
 data directory take turns fairly and a wait never holds the reactor. The change pipeline hands
 each visit's Deferred to the acknowledgement middleware (signal ``item_write_pending``): a page
-is acknowledged only once its visit is written. Reads stay on the reactor's connection (WAL: a
+is acknowledged only once its visit is written, and the index pipeline counts the page among the
+unacknowledged ones its engine pause bounds (``FOCUSCRAWL_INDEX_PENDING_MAX``). Reads stay on the reactor's connection (WAL: a
 reader never waits for a writer); a visit still queued is not seen by them for those few
 milliseconds (a page is not fetched twice that fast).
 """

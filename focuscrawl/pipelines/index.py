@@ -33,12 +33,13 @@ queued, not sent: the batch goes to the server with its ``COMMIT`` in one round 
 item is answered and counted from its write's outcome (a write the server refused fails that
 item alone, the others are committed).
 
-Off the reactor (``FOCUSCRAWL_INDEX_WRITER_THREAD``, experimental, off by default): the updates are
+Off the reactor (``FOCUSCRAWL_INDEX_WRITER_THREAD``, on by default): the updates are
 applied by :class:`~focuscrawl.pipelines.index_writer.IndexWriter` in a thread of its own, in
 short write transactions taken in fair turns with the other crawls writing the same index
 (:class:`~focuscrawl.index.turns.WriteTurns`); the answers (and so the acks) still come only
-after the commit, and while ``FOCUSCRAWL_INDEX_PENDING_MAX`` responses are held in the scraper
-the engine takes no new request (a lagging writer must not let the crawl run ahead with pages
+after the commit, and while ``FOCUSCRAWL_INDEX_PENDING_MAX`` pages are unacknowledged (responses
+held in the scraper, and pages whose visit waits for the change store's writer thread) the
+engine takes no new request (a lagging writer must not let the crawl run ahead with pages
 unacknowledged: see docs/faults.md). A pipeline built directly (``IndexPipeline(path)``) writes
 inline, as above.
 """
