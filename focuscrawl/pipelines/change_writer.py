@@ -33,6 +33,9 @@ class ChangeWriter(IndexWriter):
     def __init__(self, store: SqliteChangeStore, **kw: Any) -> None:
         self.source = store
         turns = WriteTurns.beside(store.path, store.busy_timeout)
+        # each visit is its own transaction: waiting to gather more saves no commit, and its
+        # page waits unacknowledged meanwhile (counted in the engine's pause): write at once
+        kw.setdefault("commit_delay", 0.0)
         super().__init__(None, turns, **kw)  # type: ignore[arg-type]  (opened in the thread)
 
     def _opened(self) -> None:

@@ -334,6 +334,8 @@ class IndexPipeline:
             return
         self.paused = True
         engine.pause()
+        if self.writer is not None:  # nothing more comes until it answers: no wait for more
+            self.writer.flush()
         if self.stats is not None:
             self.stats.inc_value("focuscrawl/index/writer_waits")
         self._check_later()
