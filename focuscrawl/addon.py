@@ -59,6 +59,9 @@ ITEM_PIPELINES = {
 }
 EXTENSIONS = {
     "scrapy.extensions.logstats.LogStats": None,
+    # spider.state written whole or not at all (a full disk leaves the previous one)
+    "scrapy.extensions.spiderstate.SpiderState": None,
+    "focuscrawl.extensions.spiderstate.SpiderState": 0,
     "focuscrawl.extensions.progress.HarvestLogStats": 0,
     "focuscrawl.extensions.crawllog.CrawlLog": 10,
     "focuscrawl.extensions.statsfile.StatsFile": 20,

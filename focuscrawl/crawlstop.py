@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, IgnoreRequest
 
@@ -29,6 +29,15 @@ class HeldItem(DropItem):
 class Unfinished(IgnoreRequest):
     """A request given up because the crawl is stopping (it waited for Redis): the spider's
     errback does not acknowledge it, so it is fetched again when the crawl goes on."""
+
+
+def started_engine(crawler: Crawler | None) -> Any:
+    """The crawler's engine, or None before the crawl started (Scrapy raises until then) or
+    without a crawler."""
+    try:
+        return crawler.engine if crawler is not None else None
+    except Exception:  # noqa: BLE001 (not started)
+        return None
 
 
 def engine_stopping(crawler: Crawler | None) -> bool:

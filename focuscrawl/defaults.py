@@ -555,9 +555,8 @@ _add(
 )
 _add(
     "FOCUSCRAWL_CHANGE_WRITER_THREAD",
-    False,
-    "Record visits in the SQLite change store from a thread of its own (never on the reactor), in fair turns with other crawls sharing the data directory; a page is acknowledged once its visit is written. Off: with it on, a JOBDIR crawl killed and resumed (tests/test_faults_kill.py) stalled, not yet understood.",
-    experimental=True,
+    True,
+    "Record visits in the SQLite change store from a thread of its own (never on the reactor), in fair turns with other crawls sharing the data directory (a lock file `change.sqlite3.turns`); a page is acknowledged once its visit is written, and the pages waiting for that write count in `FOCUSCRAWL_INDEX_PENDING_MAX` (before they did not: a killed crawl fetched up to 2x the in-flight bound again, docs/faults.md). False: visits recorded on the reactor, as before issue 29. The Redis change store is not concerned (it writes behind: `FOCUSCRAWL_CHANGE_WRITE_DELAY`).",
 )
 
 # --- cluster (Redis, scrapyd) ------------------------------------------------------------
@@ -677,14 +676,13 @@ _add(
 )
 _add(
     "FOCUSCRAWL_INDEX_WRITER_THREAD",
-    False,
-    "Write the index in a thread of its own (never on the reactor): waiting for another crawl's write turn or a slow disk does not stop fetching or lease renewals. Crawls sharing the index take turns fairly (a lock file `index.sqlite.turns`). Off by default (experimental): with it on, a SIGKILLed JOBDIR crawl once fetched 69-104 pages again on resume, because the crawl ran ahead of a lagging writer; the crawl now pauses while `FOCUSCRAWL_INDEX_PENDING_MAX` responses wait (docs/faults.md). Turn it on for several crawls sharing one data directory (docs/faults.md). On a PostgreSQL index the thread sends each batch with its COMMIT and takes no turns (no lock file); the crawl's throughput with PostgreSQL was 1.15x SQLite's with it, 0.90x without (docs/index.md).",
-    experimental=True,
+    True,
+    "Write the index in a thread of its own (never on the reactor): waiting for another crawl's write turn or a slow disk does not stop fetching or lease renewals. Crawls sharing the index take turns fairly (a lock file `index.sqlite.turns`), and the crawl pauses while `FOCUSCRAWL_INDEX_PENDING_MAX` pages wait (a SIGKILL leaves only about the pages in flight unacknowledged, as inline: docs/faults.md). False: written on the reactor (inline, the default before issue 29; several crawls sharing one data directory then wait on SQLite's unfair lock with their reactor blocked). On a PostgreSQL index the thread sends each batch with its COMMIT and takes no turns (no lock file); the crawl's throughput with PostgreSQL was 1.15x SQLite's with it, 0.90x without (docs/index.md).",
 )
 _add(
     "FOCUSCRAWL_INDEX_PENDING_MAX",
     0,
-    "With the index writer thread: responses held in the scraper (waiting to be parsed or for their items, the index write among them) past which the crawl takes no new request until they drop below (the engine paused while the writer lags): pages not acknowledged are fetched again after a kill, so this bounds them as the inline commit does (about this many plus the `CONCURRENT_REQUESTS` downloading; checked as items reach the index, so a few more can slip in). 0: half the crawl's `CONCURRENT_REQUESTS`.",
+    "Pages not acknowledged — responses held in the scraper (waiting to be parsed or for their items, the index write among them) and, with `FOCUSCRAWL_CHANGE_WRITER_THREAD`, pages waiting for their visit's write — past which the crawl takes no new request until they drop below (the engine paused while the writer lags): pages not acknowledged are fetched again after a kill, so this bounds them as the inline commit does (about this many plus the `CONCURRENT_REQUESTS` downloading; checked as items reach the index, so a few more can slip in). 0: half the crawl's `CONCURRENT_REQUESTS`.",
     minimum=0,
 )
 _add(

@@ -21,5 +21,7 @@ item_held = object()
 # An item's visit is queued in the change store, not written yet (kwargs: item, deferred — fires
 # once the write's reply came, fails if it did not go through): its page is acknowledged only
 # after the Deferred fires, held back if it fails. Sent before the item's ``item_scraped``
-# handlers after the sender's have run (the acknowledgement middleware's).
+# handlers after the sender's have run (the acknowledgement middleware's). ``thread=True``: the
+# SQLite change store's writer thread queued it (the index pipeline's bound on unacknowledged
+# pages counts it); absent: the Redis store's write-behind.
 item_write_pending = object()

@@ -166,16 +166,23 @@ def crawl_args(web: Any, topic: Path, work: Path, run: int, *extra: str) -> list
 
 @dataclass
 class CrawlFacts:
-    # URL → times fetched (status 200: judged, or a near-duplicate of a page fetched before)
-    fetches: Counter[str] = field(default_factory=Counter)
+    fetches: Counter[str] = field(default_factory=Counter)  # URL → times fetched (status 200)
     relevant: set[str] = field(default_factory=set)  # judged relevant at their last fetch
     indexed: set[str] = field(default_factory=set)
     recorded: set[str] = field(default_factory=set)  # URLs in the change store
     judged: dict[str, set[bool]] = field(default_factory=dict)  # URL → every judgement of it
+    # fetched (status 200) and found a near-duplicate of a page fetched before, so not judged:
+    # which of two copies (the about pages of two hosts) comes first depends on the order
+    copies: set[str] = field(default_factory=set)
 
     @property
     def fetched(self) -> set[str]:
         return set(self.fetches)
+
+    @property
+    def reached(self) -> set[str]:
+        """Every page fetched, judged or found a near-duplicate."""
+        return self.fetched | self.copies
 
     @property
     def repeated(self) -> int:
@@ -192,16 +199,12 @@ def crawl_facts(work: Path) -> CrawlFacts:
                 record = json.loads(line)
             except ValueError:  # the line being written at a kill
                 continue
-            if record.get("status") != 200:
-                continue
-            if record.get("relevance") is not None:
+            if record.get("status") == 200 and record.get("duplicate_of"):
+                facts.copies.add(record["url"])
+            if record.get("status") == 200 and record.get("relevance") is not None:
                 facts.fetches[record["url"]] += 1
                 relevance[record["url"]] = bool(record["relevant"])
                 facts.judged.setdefault(record["url"], set()).add(bool(record["relevant"]))
-            elif record.get("duplicate_of"):
-                # a near-duplicate is fetched but not judged; which of two copies (every host's
-                # about.html) comes first, and is judged, depends on the order of the fetches
-                facts.fetches[record["url"]] += 1
     facts.relevant = {url for url, relevant in relevance.items() if relevant}
     facts.indexed = table_urls(work / "data" / "index.sqlite", "pages")
     facts.recorded = table_urls(work / "data" / "change.sqlite3", "pages")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from focuseval.harness import build_topic, crawl_command, eval_site, evaluate_topic
 from focuseval.metrics import Labels, evaluate_log
@@ -83,13 +84,17 @@ def test_tiny_real_run_on_the_synthetic_web(tmp_path: Path, testweb_synthetic: A
     # the references over the served site's graph, from the same seeds, for as many pages
     oracle = report["references"]["oracle"]
     # the oracle stops at 60 pages; the crawl a little past them (each page past 60 may add one)
-    extra = run["fetched"] - 60
+    extra = max(0, run["fetched"] - 60)
     assert oracle["fetched"] == 60 and oracle["relevant"] >= run["relevant"] - extra
     assert report["references"]["bfs"]["fetched"] == 60
     assert set(run["x_oracle"]) == {"250", "500", "1000"} and run["judge"]["judged"] > 0
     assert run["returncode"] == 0
-    assert 60 <= run["fetched"] <= 80  # CLOSESPIDER_PAGECOUNT stops it a little after 60
     log = Path(run["crawl_log"])
+    # CLOSESPIDER_PAGECOUNT stops it a little after 60 responses, a robots.txt per host among
+    # them: the pages in flight at the close no longer always make up for those (the engine
+    # pauses for the writer threads)
+    hosts = {urlsplit(json.loads(line)["url"]).netloc for line in log.read_text().splitlines()}
+    assert 60 - len(hosts) <= run["fetched"] <= 80
     again = evaluate_log(log, topic.labels)
     assert run["harvest_rate"] == again.harvest[-1] and run["relevant"] == again.relevant
     # The seeds are relevant pages of the topic, so a crawl from them harvests some.

@@ -166,6 +166,27 @@ def test_sqlite_change_store_on_a_full_disk_raises_a_store_error(tmp_path: Path)
         db.close()
 
 
+def test_spider_state_on_a_full_disk_keeps_the_previous_one(tmp_path: Path) -> None:
+    """Scrapy's SpiderState cut spider.state on a full disk (a traceback, and a resume that
+    cannot unpickle it); focuscrawl's writes it whole or not at all."""
+    from scrapy import Spider
+
+    from focuscrawl.extensions.spiderstate import SpiderState
+
+    with tmpfs(tmp_path / "disk", "1m") as disk:
+        ext = SpiderState(str(disk))
+        spider = Spider("s")
+        spider.state = {"seen": 1}  # type: ignore[attr-defined]
+        ext.spider_closed(spider)
+        fill(disk)
+        spider.state = {"seen": 2, "pad": "x" * 200_000}  # type: ignore[attr-defined]
+        ext.spider_closed(spider)  # ENOSPC: logged, not raised
+        assert not (disk / "spider.state.tmp").exists()
+        again = Spider("s")
+        ext.spider_opened(again)
+        assert again.state == {"seen": 1}  # type: ignore[attr-defined]
+
+
 @pytest.mark.slow
 def test_disk_full_stops_the_crawl_cleanly_and_it_resumes(
     fault_web: Any, fault_reference: CrawlFacts, tmp_path: Path
@@ -196,7 +217,7 @@ def test_disk_full_stops_the_crawl_cleanly_and_it_resumes(
         assert "Resuming crawl" in second.log
         (tmp_path / "data").symlink_to(disk / "data")  # where crawl_facts reads the stores
         facts = crawl_facts(tmp_path)  # PRAGMA integrity_check of both stores: ok
-    missing = comparable(fault_reference.fetched) - comparable(facts.fetched)
+    missing = comparable(fault_reference.reached) - comparable(facts.reached)
     assert not missing, sorted(missing)[:20]
     assert facts.indexed == facts.relevant
     assert facts.fetched <= facts.recorded

@@ -76,7 +76,7 @@ def test_sigkill_at_random_points_loses_nothing(
     assert runs == KILLS + 1
     quarantined = {r.url for r in read_records(str(tmp_path / "job" / QUARANTINE_FILE))}
     assert not quarantined, f"innocent pages quarantined (seed {seed}): {sorted(quarantined)}"
-    missing = comparable(reference.fetched) - comparable(facts.fetched) - quarantined
+    missing = comparable(reference.reached) - comparable(facts.reached) - quarantined
     assert not missing, f"pages lost (seed {seed}): {sorted(missing)[:20]}"
     assert facts.repeated <= 2 * CONCURRENCY * KILLS, facts.fetches.most_common(10)
     assert_index_holds_the_relevant(facts, quarantined)
@@ -133,7 +133,7 @@ def test_sigkill_of_a_redis_worker_at_random_points_loses_nothing(
     )
     quarantined = {r.url for r in read_redis_quarantine(redis_client, "focuscrawl:topical_redis")}
     assert not quarantined, f"innocent pages quarantined (seed {seed}): {sorted(quarantined)}"
-    missing = comparable(reference.fetched) - comparable(facts.fetched) - quarantined
+    missing = comparable(reference.reached) - comparable(facts.reached) - quarantined
     assert not missing, f"pages lost (seed {seed}): {sorted(missing)[:20]}"
     assert facts.repeated <= (2 * CONCURRENCY + 1) * KILLS, facts.fetches.most_common(10)
     assert_index_holds_the_relevant(facts, quarantined)

@@ -49,7 +49,7 @@ def redis_crawl(web: Any, work: Path, run: int, server: RedisServer) -> CrawlPro
 
 
 def assert_nothing_lost(reference: CrawlFacts, facts: CrawlFacts) -> None:
-    missing = comparable(reference.fetched) - comparable(facts.fetched)
+    missing = comparable(reference.reached) - comparable(facts.reached)
     assert not missing, sorted(missing)[:20]
     assert facts.indexed == facts.relevant
 

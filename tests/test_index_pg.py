@@ -312,6 +312,7 @@ def test_server_restarted_mid_crawl(pg_server: Any, pg_url: str, tmp_path: Path)
             "FOCUSCRAWL_DATA_DIR": str(tmp_path),
             "FOCUSCRAWL_INDEX_URL": pg_url,
             "FOCUSCRAWL_INDEX_COMMIT_EVERY": 10,
+            "FOCUSCRAWL_INDEX_WRITER_THREAD": False,  # the inline path: answers at once
         }
     )
     crawler.stats.open_spider()
@@ -454,6 +455,7 @@ def test_pipeline_answers_a_refused_item_alone(pg_url: str, tmp_path: Path) -> N
             "FOCUSCRAWL_DATA_DIR": str(tmp_path),
             "FOCUSCRAWL_INDEX_URL": pg_url,
             "FOCUSCRAWL_INDEX_COMMIT_EVERY": 4,
+            "FOCUSCRAWL_INDEX_WRITER_THREAD": False,  # the inline path: answers at once
         }
     )
     crawler.stats.open_spider()

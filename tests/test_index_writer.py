@@ -66,6 +66,22 @@ def test_answers_come_after_the_commit_in_order(tmp_path: Path) -> None:
     index.close()
 
 
+def test_flush_writes_a_short_batch_without_waiting_for_the_delay(tmp_path: Path) -> None:
+    """The crawl paused for the writer: no more updates come, so the batch is written now."""
+    w, handed, index = writer(tmp_path, commit_every=8, commit_delay=3600.0)
+    got = results([w.submit(upsert(n)) for n in range(2)])
+    w.flush()
+    handed.run_one()  # within the hand-over's 30 s timeout, not the hour's delay
+    assert got == ["put 0", "put 1"]
+    w.flush()  # nothing queued: no empty batch
+    got = results([w.submit(upsert(2))])
+    w.flush()
+    handed.run_one()
+    assert got == ["put 2"] and w.batches == 2
+    w.close()
+    index.close()
+
+
 def test_a_bad_update_fails_alone(tmp_path: Path) -> None:
     w, handed, index = writer(tmp_path, commit_every=3, commit_delay=30.0)
 

@@ -66,7 +66,11 @@ def crawl(tmp_path_factory: pytest.TempPathFactory, testweb_synthetic: Any) -> d
 
 def test_crawl_log_has_one_line_per_fetch_in_order(crawl: dict[str, Any]) -> None:
     log = crawl["log"]
-    assert len(log) >= 250
+    # CLOSESPIDER_PAGECOUNT=250 counts the robots.txt responses too; the pages in flight at the
+    # close come on top, and they are fewer since the engine pauses for the writer threads
+    # (247 lines for 253 responses, 6 of them robots.txt, in one run)
+    robots = crawl["stats"].get("robotstxt/response_count", 0)
+    assert len(log) >= 250 - robots
     assert [r["seq"] for r in log] == list(range(1, len(log) + 1))
     assert all({"url", "status", "relevance", "score"} <= r.keys() for r in log)
     assert len({r["url"] for r in log}) == len(log), "a URL was fetched twice"

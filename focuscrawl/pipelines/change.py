@@ -353,7 +353,7 @@ class ChangeDetectionPipeline:
         written.addBoth(done)
         if self.crawler is not None:
             self.crawler.signals.send_catch_log(
-                item_write_pending, item=item, deferred=written, spider=None
+                item_write_pending, item=item, deferred=written, thread=True, spider=None
             )
         written.addErrback(lambda failure: None)  # told to the ack middleware (held back)
 

@@ -7,7 +7,8 @@ own to ``change.sqlite3`` and records each visit of a batch (``SqliteChangeStore
 short transaction each) inside one write turn (``change.sqlite3.turns``), so crawls sharing the
 data directory take turns fairly and a wait never holds the reactor. The change pipeline hands
 each visit's Deferred to the acknowledgement middleware (signal ``item_write_pending``): a page
-is acknowledged only once its visit is written. Reads stay on the reactor's connection (WAL: a
+is acknowledged only once its visit is written, and the index pipeline counts the page among the
+unacknowledged ones its engine pause bounds (``FOCUSCRAWL_INDEX_PENDING_MAX``). Reads stay on the reactor's connection (WAL: a
 reader never waits for a writer); a visit still queued is not seen by them for those few
 milliseconds (a page is not fetched twice that fast).
 """
@@ -32,6 +33,9 @@ class ChangeWriter(IndexWriter):
     def __init__(self, store: SqliteChangeStore, **kw: Any) -> None:
         self.source = store
         turns = WriteTurns.beside(store.path, store.busy_timeout)
+        # each visit is its own transaction: waiting to gather more saves no commit, and its
+        # page waits unacknowledged meanwhile (counted in the engine's pause): write at once
+        kw.setdefault("commit_delay", 0.0)
         super().__init__(None, turns, **kw)  # type: ignore[arg-type]  (opened in the thread)
 
     def _opened(self) -> None:

@@ -21,6 +21,7 @@ batch, and it and every later update fail with what ``on_fault`` makes of it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import sqlite3
@@ -40,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 Update = Callable[[PageIndex], Any]
 _STOP = object()
+_FLUSH = object()  # write the batch gathered so far now, without waiting for the delay
 
 
 class IndexWriter:
@@ -94,6 +96,13 @@ class IndexWriter:
             self._overflow.append((update, answer))
         return answer
 
+    def flush(self) -> None:
+        """Write what is queued without waiting for ``commit_delay`` (reactor thread): the
+        crawl is paused for the writer, so no more updates come until it answers."""
+        if self._thread is not None and not self._overflow:
+            with contextlib.suppress(queue.Full):  # a full queue: full batches, no wait
+                self._queue.put_nowait(_FLUSH)
+
     def close(self, timeout: float | None = None) -> None:
         """Write what is queued, stop the thread (the reactor's answers may follow)."""
         if self._thread is None:
@@ -124,6 +133,8 @@ class IndexWriter:
             first = self._queue.get()
             if first is _STOP:
                 return
+            if first is _FLUSH:  # nothing gathered: nothing to write
+                continue
             batch = [first]
             deadline = time.monotonic() + self.commit_delay
             while len(batch) < self.commit_every:
@@ -134,6 +145,8 @@ class IndexWriter:
                     break
                 if nxt is _STOP:
                     stop = True
+                    break
+                if nxt is _FLUSH:
                     break
                 batch.append(nxt)
             self._write(batch)
