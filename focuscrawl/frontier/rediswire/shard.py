@@ -389,8 +389,9 @@ class QueueShard:
         self.wire.execute([*commands, along], got)
 
     def queue_read(self, command: Command, deliver: Callable[[Any], None]) -> None:
-        """A read queued in its own batch (a failed read costs the pop beside it nothing)."""
-        self.wire.queue([command], lambda replies: deliver(replies[0]))
+        """A read queued in its own batch (a failed read costs the pop beside it nothing, and
+        is never sent again: the key may be of another slot, on another master now)."""
+        self.wire.queue([command], lambda replies: deliver(replies[0]), optional=True)
 
     def take_ahead(self) -> PopReply | None:
         """The reply of the pop sent ahead (read now if it was not), or None; the buffer is
