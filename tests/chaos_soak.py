@@ -100,7 +100,9 @@ def plan(minutes: float, rng: random.Random, kinds: tuple[str, ...] = EVENTS) ->
     if "kill-worker" in kinds:
         n = max(1, round(span / 60.0))
         step = span * 0.85 / n
-        events += [Event(step * (i + 0.5) + rng.uniform(-0.2, 0.2) * step, "kill-worker") for i in range(n)]
+        events += [
+            Event(step * (i + 0.5) + rng.uniform(-0.2, 0.2) * step, "kill-worker") for i in range(n)
+        ]
     slots = [k for k in ("disk-full", "kill-master", "reshard", "pause") if k in kinds]
     order = rng.sample(slots, len(slots))  # one each, in a seeded order, spread over the run
     for i, kind in enumerate(order):
@@ -362,9 +364,16 @@ class Soak:
         done = subprocess.run(
             [
                 shutil.which("redis-cli") or "redis-cli",
-                "--cluster", "reshard", f"127.0.0.1:{src[1]}",
-                "--cluster-from", src[0], "--cluster-to", dst[0],
-                "--cluster-slots", str(self.reshard_slots), "--cluster-yes",
+                "--cluster",
+                "reshard",
+                f"127.0.0.1:{src[1]}",
+                "--cluster-from",
+                src[0],
+                "--cluster-to",
+                dst[0],
+                "--cluster-slots",
+                str(self.reshard_slots),
+                "--cluster-yes",
             ],  # fmt: skip
             capture_output=True,
             text=True,

@@ -12,13 +12,15 @@ shards follow their slots (``MOVED`` on their own calls: moved like a failover).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 
 import pytest
 from focuseval.localcluster import LocalCluster
 
-from focuscrawl.frontier.redis_shards import ShardedRedisFrontier
+from focuscrawl.frontier.redis_health import FrontierUnavailable
+from focuscrawl.frontier.redis_shards import ShardedRedisFrontier, shard_of
 from tests.frontier_contract import push
 
 PREFIX = "fctest:reshard"
@@ -37,6 +39,7 @@ def test_slots_moved_live_under_the_frontier_lose_nothing_and_never_stall(
 ) -> None:
     from redis.cluster import RedisCluster
 
+    from focuscrawl.change.record import StoreError
     from focuscrawl.change.store_redis import RedisChangeStore, prefetch_command
 
     cluster = LocalCluster(tmp_path / "cluster", masters=3).start()
@@ -63,7 +66,7 @@ def test_slots_moved_live_under_the_frontier_lose_nothing_and_never_stall(
                     return
                 record = store.get(entry.url)
                 expected = [(float(urls.index(entry.url)), "new")]
-                assert record is not None and record.history == expected, entry.url
+                assert record is not None and record.history[:1] == expected, entry.url
                 popped.append(entry.url)
                 f.ack(entry.fingerprint)
 
@@ -84,11 +87,53 @@ def test_slots_moved_live_under_the_frontier_lose_nothing_and_never_stall(
             for slot in mine:
                 cluster.move_slot(slot, src, dst)
             crawl(len(urls))
+        assert sum("moved from" in r.getMessage() for r in caplog.records) >= len(mine)
+        # 3. a shard's slot migrated a key at a time, the frontier called between the MIGRATEs:
+        # its scripts are refused (TRYAGAIN: the guard key) until the slot is settled, never
+        # run on half-moved keys (before, they ran on the source, wrote keys already moved,
+        # and the migration stopped on BUSYKEY)
+        k = next(
+            k for k, s in enumerate(f.shards) if _owner(cluster, slot_of(f"{s.prefix}:n")) == dst
+        )
+        hosts = [h for h in (f"m{i}.test" for i in range(400)) if shard_of(h, 12) == k][:3]
+        more = [f"http://{h}/{i}" for i in range(20) for h in hosts]
+        urls += more
+        f.nonblocking = True  # as in a crawl: a refused call raises, the scheduler pauses
+        refused: list[str] = []
+        store_refused: list[str] = []
+
+        def call_mid_migration() -> None:
+            try:
+                for url in more[len(refused) % len(more) :][:2]:
+                    store.record(url, None, "new", float(urls.index(url)))
+                    push(f, url, 0.9)
+                crawl(1)
+            except FrontierUnavailable as exc:
+                refused.append(str(exc))
+            except StoreError as exc:  # the change store's record in that slot: TRYAGAIN too
+                store_refused.append(str(exc))
+
+        for url in more[:6]:
+            store.record(url, None, "new", float(urls.index(url)))
+            push(f, url, 0.9)
+        cluster.move_slot(slot_of(f"{f.shards[k].prefix}:n"), dst, src, 1, call_mid_migration)
+        assert refused and any("TRYAGAIN" in r or "failing over" in r for r in refused), refused
+        for _ in range(50):  # what was kept goes out once the slot is settled
+            try:
+                f.resume()
+                break
+            except FrontierUnavailable:
+                continue
+        for url in more:  # (pushed again: a URL already seen is not queued twice)
+            store.record(url, None, "new", float(urls.index(url)))
+            push(f, url, 0.9)
+        crawl(len(urls))
         assert sorted(popped) == sorted(urls)  # each exactly once, none lost
         assert f.in_flight() == 0 and len(f) == 0
-        assert sum("moved from" in r.getMessage() for r in caplog.records) >= len(mine)
+        f.flush()  # nothing held back
     finally:
-        f.close()
+        with contextlib.suppress(Exception):  # (a failure above is the one to see)
+            f.close()
         store.close()
         client.close()
         cluster.stop()
