@@ -7,7 +7,9 @@ with a seeded RNG (``--seed``) SIGKILLs a worker about every 60 s (restarted at 
 a master (its replica is promoted; the old one restarted, it rejoins as a replica), moves
 ``--reshard-slots`` slots between two masters live (``redis-cli --cluster reshard``), pauses
 every master for 10 s (``CLIENT PAUSE``) and fills the data dir's filesystem (a tmpfs of its
-own; root only) for 15 s. The schedule spans ``--minutes``; then the crawl runs to its end.
+own; root only) for 15 s. The schedule spans ``--minutes``; then the crawl runs to its end
+(three workers fetch the synthetic web at about 70 pages/s here: ``--latency-ms`` slows the web
+so that 20,000 pages last the 20 minutes).
 See ``tests/chaos_soak.py`` (the scenario) and ``tests/chaos_checks.py`` (the checks).
 
 Printed: the events as they happened, then each check with its verdict: pages lost (reachable
@@ -19,8 +21,8 @@ web kills a worker), and each worker's peak RSS. The baseline beside the figures
 reachable set, which an uninterrupted crawl fetches whole (``--reference``: one such crawl,
 timed, in the same run).
 
-    .venv/bin/python bench/bench_chaos.py                         # 20 minutes, 20,000 pages
-    .venv/bin/python bench/bench_chaos.py --minutes 3 --pages 3000 --seed 1
+    .venv/bin/python bench/bench_chaos.py --latency-ms 1000       # 20 minutes, 20,000 pages
+    .venv/bin/python bench/bench_chaos.py --minutes 3 --pages 6000 --seed 1
 """
 
 from __future__ import annotations
@@ -109,10 +111,17 @@ def main() -> None:
     ap.add_argument("--reshard-slots", type=int, default=1000)
     ap.add_argument("--events", default=",".join(EVENTS), help="fault kinds to inject")
     ap.add_argument("--disk-mb", type=int, default=1024, help="size of the data dir's tmpfs")
+    ap.add_argument(
+        "--latency-ms",
+        type=int,
+        default=0,
+        help="every response of the test web this late (stretches the crawl over the schedule)",
+    )
+    ap.add_argument("--full-seconds", type=float, default=15.0, help="how long the disk is full")
     ap.add_argument("--keep", default="", help="keep the run's folder here (logs)")
     args = ap.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    with TestWebProcess(corpus="synthetic", pages=args.pages) as web:
+    with TestWebProcess(corpus="synthetic", pages=args.pages, latency_ms=args.latency_ms) as web:
         t0 = time.monotonic()
         reach = reachable_urls(web, args.pages)
         print(f"synthetic web: {args.pages} articles on {len(web.hosts)} hosts; "
@@ -123,6 +132,7 @@ def main() -> None:
             work, web, reach, minutes=args.minutes, seed=args.seed, workers=args.workers,
             lease=args.lease, reshard_slots=args.reshard_slots,
             kinds=tuple(args.events.split(",")), disk_mb=args.disk_mb,
+            full_seconds=args.full_seconds,
         )  # fmt: skip
         run = soak.run()
     print(f"\nseed {args.seed}, schedule {args.minutes:g} min, data dir on {run.disk}, "
