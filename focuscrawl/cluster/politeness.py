@@ -210,9 +210,8 @@ class HostGate:
 
         pipe = self._client.pipeline(transaction=False)
         released = self._queue_releases(pipe)
-        pipe.execute_command(
-            "EVALSHA", script.sha, len(keys), *keys, *args
-        )  # a cluster pipeline too
+        # (a cluster pipeline too)
+        pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
         try:
             return self._execute(pipe, released)[-1]
         except redis.exceptions.NoScriptError:  # Redis restarted: the releases went through
