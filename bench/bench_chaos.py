@@ -28,6 +28,7 @@ timed, in the same run).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -40,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from focuseval.synthetic import SyntheticWeb  # noqa: E402
 from focuseval.testweb import TestWebProcess  # noqa: E402
 
-from tests.chaos_checks import reachable  # noqa: E402
+from tests.chaos_checks import reachable, read_fetches  # noqa: E402
 from tests.chaos_soak import CONCURRENCY, EVENTS, Soak, SoakRun  # noqa: E402
 
 SEED = 7  # the web's own seed (the test web's default)
@@ -50,6 +51,46 @@ def reachable_urls(web: TestWebProcess, pages: int) -> set[str]:
     """The pages reachable from the birds seeds by content links (rebuilt from the seed)."""
     graph = SyntheticWeb(hosts=web.hosts, port=web.port, seed=SEED, n_pages=pages)
     return reachable(graph.pages, web.seeds["birds"], graph.url)
+
+
+def save_events(run: SoakRun, work: Path) -> None:
+    events = [
+        {"at": e.at, "done_at": e.done_at, "kind": e.kind, "note": e.note} for e in run.events
+    ]
+    data = {"wall_start": run.wall_start, "events": events}
+    (work / "events.json").write_text(json.dumps(data, indent=1))
+
+
+def plot(work: Path, out: Path) -> None:
+    """Pages fetched per 10 s and in all over the run, each fault a vertical line (from the
+    run's folder: its crawl logs and ``events.json``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = json.loads((work / "events.json").read_text())
+    logs = {p.stem: p for p in (work / "logs").glob("*.jsonl")}
+    times = [f.t - data["wall_start"] for f in read_fetches(logs)]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    bins = max(1, int(max(times, default=0) // 10) + 1)
+    ax.hist(times, bins=bins, range=(0, bins * 10), color="#4a7ab5", label="pages fetched / 10 s")
+    ax.set_xlabel("seconds since the crawl started")
+    ax.set_ylabel("fetches per 10 s")
+    total = ax.twinx()
+    total.plot(sorted(times), range(1, len(times) + 1), color="black", lw=1, label="fetches")
+    total.set_ylabel("fetches in all")
+    colours = {"kill-worker": "#d62728", "kill-master": "#9467bd", "reshard": "#2ca02c",
+               "pause": "#ff7f0e", "disk-full": "#8c564b"}  # fmt: skip
+    seen: set[str] = set()
+    for e in data["events"]:
+        label = e["kind"] if e["kind"] not in seen else None
+        seen.add(e["kind"])
+        ax.axvline(e["at"], color=colours.get(e["kind"], "grey"), lw=1, ls="--", label=label)
+    ax.legend(loc="upper left", fontsize=8, ncol=3)
+    ax.set_title("chaos soak: fetches and faults")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
 
 
 def verdict(ok: bool) -> str:
@@ -119,7 +160,12 @@ def main() -> None:
     )
     ap.add_argument("--full-seconds", type=float, default=15.0, help="how long the disk is full")
     ap.add_argument("--keep", default="", help="keep the run's folder here (logs)")
+    ap.add_argument("--plot", default="", help="write the run's plot (PNG) here")
+    ap.add_argument("--plot-from", default="", help="only plot a kept run's folder (to --plot)")
     args = ap.parse_args()
+    if args.plot_from:
+        plot(Path(args.plot_from), Path(args.plot or "chaos.png"))
+        return
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     with TestWebProcess(corpus="synthetic", pages=args.pages, latency_ms=args.latency_ms) as web:
         t0 = time.monotonic()
@@ -135,6 +181,9 @@ def main() -> None:
             full_seconds=args.full_seconds,
         )  # fmt: skip
         run = soak.run()
+    save_events(run, work)
+    if args.plot:
+        plot(work, Path(args.plot))
     print(f"\nseed {args.seed}, schedule {args.minutes:g} min, data dir on {run.disk}, "
           f"work folder {work}")  # fmt: skip
     print(f"{'at (s)':>8} {'done (s)':>8}  event")

@@ -105,6 +105,7 @@ class SoakRun:
     events: list[Event] = field(default_factory=list)
     incarnations: list[Incarnation] = field(default_factory=list)
     took: float = 0.0
+    wall_start: float = 0.0  # time.time() when the topic was published (events count from it)
     finished: bool = False  # every worker exited 0 by itself
     disk: str = ""  # how the disk-full fault was made
     errors: list[str] = field(default_factory=list)  # tracebacks, signal-handler errors
@@ -347,6 +348,7 @@ class Soak:
                 for inc in list(self.live.values()):
                     assert inc.worker.wait_for_line("Waiting to join crawl"), inc.worker.log
                 self.start = time.monotonic()
+                run.wall_start = time.time()
                 seeds = ",".join(self.web.seeds["birds"])
                 publish_topic(client, PREFIX, load_topic("birds", seeds))
                 driver.start()
