@@ -23,6 +23,7 @@ timed, in the same run).
 
     .venv/bin/python bench/bench_chaos.py --latency-ms 1000       # 20 minutes, 20,000 pages
     .venv/bin/python bench/bench_chaos.py --minutes 3 --pages 6000 --seed 1
+    .venv/bin/python bench/bench_chaos.py --plot-from RUN_FOLDER --plot chaos.png   # (--keep)
 """
 
 from __future__ import annotations
