@@ -18,6 +18,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from focuscrawl.frontier.shard_keys import guard_key
+
 _PRELUDE = """
 local P, host = ARGV[1], ARGV[2]
 local conc, delay, hold = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -200,14 +202,16 @@ class HostGate:
         """``script(args)``, with the deferred releases sent before it in the same round trip
         (not after a send of them failed: flush() sends them alone until they go through, so
         that a dead master of their slots does not fail this call too)."""
-        keys = [self._slots(args[1])]  # declared: a cluster runs it on the host's slot
+        # declared: a cluster runs it on the host's slot, never while that slot migrates
+        keys = [self._slots(args[1]), guard_key(self._prefix_of(args[1]))]
         if not self._released or self._releases_failed:
             return script(keys=keys, args=args)
         import redis
 
         pipe = self._client.pipeline(transaction=False)
         released = self._queue_releases(pipe)
-        pipe.execute_command("EVALSHA", script.sha, 1, *keys, *args)  # a cluster pipeline too
+        # (a cluster pipeline too)
+        pipe.execute_command("EVALSHA", script.sha, len(keys), *keys, *args)
         try:
             return self._execute(pipe, released)[-1]
         except redis.exceptions.NoScriptError:  # Redis restarted: the releases went through

@@ -97,6 +97,7 @@ class ShardedRedisFrontier:
         self._probes: list[int] = []  # shards whose head read was sent with the last pop
         self._pops = 0
         self._free_probes = 0  # heads read along with other sends since the last probe
+        self._stale_slots = False  # a read ahead met MOVED/ASK: refresh the slot table
         self._every = PROBE_EVERY  # pops between probes now (see _probed)
         self._next_probe = PROBE_EVERY
         self._unread: set[int] = set()  # shards with pushes sent, replies not read
@@ -167,6 +168,7 @@ class ShardedRedisFrontier:
         for tag in shard_tags(n):
             shard = QueueShard(self._node_url(tag), f"{self.prefix}:{{{tag}}}", **kw)
             shard.relocate = self._relocator(tag)
+            shard.wire.on_moved = self._slot_table_stale
             shard.nonblocking = self._nonblocking
             shard.open()
             self.shards.append(shard)
@@ -550,11 +552,20 @@ class ShardedRedisFrontier:
 
         return got
 
+    def _slot_table_stale(self) -> None:
+        """A read ahead met ``MOVED``/``ASK``: slots were resharded since the cluster client
+        read its slot table (it refreshes only on a redirection it meets itself)."""
+        self._stale_slots = True
+
     def _shard_on_master_of(self, key: str, prefer: int | None) -> int | None:
         """A shard whose connection goes to the master serving ``key``: ``prefer`` if it
         does, else one of that master's shards at random (its head is read in the same send:
-        a probe that costs no send). From the cluster client's slot table: no call."""
+        a probe that costs no send). From the cluster client's slot table: no call (one
+        ``CLUSTER SLOTS`` once a read ahead found the table stale)."""
         try:
+            if self._stale_slots:
+                self._stale_slots = False
+                self._cluster.nodes_manager.initialize()
             node = self._cluster.get_node_from_key(key)
         except Exception:  # noqa: BLE001 - no slot table now (failing over): no read ahead
             return None

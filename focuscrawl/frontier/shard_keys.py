@@ -13,6 +13,17 @@ SLOTS = 16384
 SHARDS_PER_MASTER = 16
 
 
+def guard_key(prefix: str) -> str:
+    """A key of ``prefix``'s slot that never exists, declared by every script that touches keys
+    it does not declare (the frontier's, the politeness's). While the slot is being migrated
+    (``redis-cli --cluster reshard``, live) Redis then refuses the script with ``TRYAGAIN``
+    (some declared keys there, some not) instead of running it on half-moved data: a script
+    runs only on the node that holds all of its slot's keys, and the frontier sends it again
+    once the slot is settled. Without it a script ran on the source with keys already moved
+    away (read as empty, written again there): the reshard stopped on ``BUSYKEY``."""
+    return f"{prefix}:guard"
+
+
 def shard_tags(n: int) -> list[str]:
     """``n`` hash tags, the k-th in the k-th of ``n`` equal slot ranges: shards spread over the
     masters as evenly as their slot ranges (about n ln n CRC16s to find)."""

@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 READY = "Ready to accept connections"
@@ -171,6 +172,52 @@ class LocalCluster:
                     raise RuntimeError(f"cluster node {port} never reached cluster_state:ok")
             finally:
                 client.close()
+
+    def node_ids(self) -> dict[int, str]:
+        """Port → node id of every running node."""
+        import redis
+
+        out = {}
+        for port in self.procs:
+            node = redis.Redis(host="127.0.0.1", port=port)
+            out[port] = node.execute_command("CLUSTER", "MYID").decode()
+            node.close()
+        return out
+
+    def move_slot(
+        self,
+        slot: int,
+        src: int,
+        dst: int,
+        keys_per_call: int = 10,
+        between: Callable[[], None] | None = None,
+    ) -> int:
+        """Move ``slot`` from the master on port ``src`` to the one on ``dst``, live, as
+        ``redis-cli --cluster reshard`` does (``SETSLOT IMPORTING``/``MIGRATING``, ``MIGRATE``
+        of its keys ``keys_per_call`` at a time, ``SETSLOT NODE`` on both); ``between()`` runs
+        after each ``MIGRATE`` (clients' calls mid-migration). The keys moved."""
+        import redis
+
+        ids = self.node_ids()
+        a = redis.Redis(host="127.0.0.1", port=src)
+        b = redis.Redis(host="127.0.0.1", port=dst)
+        moved = 0
+        try:
+            b.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
+            a.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
+            while keys := a.execute_command("CLUSTER", "GETKEYSINSLOT", slot, keys_per_call):
+                a.execute_command("MIGRATE", "127.0.0.1", dst, "", 0, 5000, "KEYS", *keys)
+                moved += len(keys)
+                if between is not None:
+                    between()
+            for port in (dst, src):  # the new owner first, as redis-cli does
+                node = redis.Redis(host="127.0.0.1", port=port)
+                node.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[dst])
+                node.close()
+        finally:
+            a.close()
+            b.close()
+        return moved
 
     def kill(self, port: int) -> None:
         """SIGKILL one node (a master's failure)."""

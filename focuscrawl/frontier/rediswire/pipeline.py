@@ -16,6 +16,11 @@ next pop). Around that:
   says so and :meth:`Pipeline.requeue_held` sends it again with the next call.
 * **Failover.** A Redis Cluster node that refuses because it fails over (``CLUSTERDOWN``, …):
   every unread batch goes again; ``relocate`` names the node serving the slot now.
+* **A read of another slot.** A batch queued ``optional`` (the change store's read ahead, sent
+  to the master the cluster client's slot table names) that the node refuses (``MOVED``/``ASK``:
+  the slot was resharded away, live) is only a missed read: delivered to nobody, the batches
+  beside it go through, and ``on_moved`` tells the owner that its slot table is stale. (Before,
+  that refusal sent every unread batch again, refused again at each resume: the crawl stalled.)
 """
 
 from __future__ import annotations
@@ -44,17 +49,23 @@ SOCKET_TIMEOUTS = {"socket_connect_timeout": 5.0, "socket_timeout": 30.0}
 class Batch:
     """Commands queued or sent on a :class:`Pipeline` whose replies are not read yet."""
 
-    __slots__ = ("commands", "later", "sent")
+    __slots__ = ("commands", "later", "optional", "sent")
 
-    def __init__(self, commands: list[Command], later: Replies | None) -> None:
+    def __init__(
+        self, commands: list[Command], later: Replies | None, optional: bool = False
+    ) -> None:
         self.commands = commands
         self.later = later
+        self.optional = optional  # a read that may fail: never sent again, never held
         self.sent = False  # on the wire (its replies may not be read yet)
 
     def deliver(self, replies: list[Any]) -> None:
         if self.later is None:
             return
         failed = [r for r in replies if isinstance(r, Exception)]
+        if failed and self.optional:  # a read ahead missed: its reader reads for itself
+            logger.debug("Redis frontier: a read sent ahead failed: %s", failed[0])
+            return
         if failed:  # a bug, not an outage (those are retried): say so, keep crawling
             logger.error(
                 "Redis frontier: %d command(s) sent ahead failed: %s", len(failed), failed[0]
@@ -85,6 +96,8 @@ class Pipeline:
         self.nonblocking = False
         # a shard of a Redis Cluster: the URL of the node serving its slot now (after a failover)
         self.relocate: Callable[[], str] | None = None
+        # an optional read met MOVED/ASK: whoever chose this node for it has a stale slot table
+        self.on_moved: Callable[[], None] | None = None
         self.client: Any = None  # a redis-py client on ``url`` (for plain calls), once open
         self.conn: Any = None  # the connection every batch goes on
         self._unread: list[Batch] = []  # sent, replies not read yet
@@ -187,10 +200,11 @@ class Pipeline:
         except Exception:  # noqa: BLE001 - reading raises it again, where it is handled
             return True
 
-    def queue(self, commands: list[Command], later: Replies) -> Batch:
+    def queue(self, commands: list[Command], later: Replies, optional: bool = False) -> Batch:
         """Queue ``commands``: they go out with the next call that sends; ``later(replies)``
-        runs when a later call reads them. The batch, to see when it is :attr:`Batch.sent`."""
-        batch = Batch(commands, later)
+        runs when a later call reads them. The batch, to see when it is :attr:`Batch.sent`.
+        ``optional``: reads whose failure costs nothing (see the module docstring)."""
+        batch = Batch(commands, later, optional)
         if commands:
             self._outbox.append(batch)
         return batch
@@ -267,7 +281,10 @@ class Pipeline:
                     replies.append(exc)
             read.append((batch, replies))
         self._rerun_unloaded(read)
-        down = next((r for _, replies in read for r in replies if cluster_refusal(r)), None)
+        down = next(
+            (r for b, replies in read if not b.optional for r in replies if cluster_refusal(r)),
+            None,
+        )
         if down is not None:  # not run: every unread batch goes again once the cluster is back
             raise redis.ConnectionError(f"the Redis Cluster is failing over: {down}")
         del self._unread[: len(read)]
@@ -275,6 +292,10 @@ class Pipeline:
         for batch, replies in read:
             if batch is upto:
                 mine = replies
+            elif batch.optional:
+                if self.on_moved is not None and any(cluster_refusal(r) for r in replies):
+                    self.on_moved()
+                batch.deliver(replies)
             elif batch.later is not None and any(is_oom(r) for r in replies):
                 batch.sent = False
                 self._held.append(batch)  # refused whole (one script a page): resent later

@@ -40,6 +40,7 @@ from focuscrawl.frontier.rediswire.replies import (
     push_results,
 )
 from focuscrawl.frontier.rediswire.scripts import SCRIPTS
+from focuscrawl.frontier.shard_keys import guard_key
 
 __all__ = ["HOSTS_PER_PEEK", "PUSH_CHUNK", "REQUEUE_BATCH", "PopAhead", "PushItem", "QueueShard"]
 
@@ -389,8 +390,9 @@ class QueueShard:
         self.wire.execute([*commands, along], got)
 
     def queue_read(self, command: Command, deliver: Callable[[Any], None]) -> None:
-        """A read queued in its own batch (a failed read costs the pop beside it nothing)."""
-        self.wire.queue([command], lambda replies: deliver(replies[0]))
+        """A read queued in its own batch (a failed read costs the pop beside it nothing, and
+        is never sent again: the key may be of another slot, on another master now)."""
+        self.wire.queue([command], lambda replies: deliver(replies[0]), optional=True)
 
     def take_ahead(self) -> PopReply | None:
         """The reply of the pop sent ahead (read now if it was not), or None; the buffer is
@@ -500,10 +502,12 @@ class QueueShard:
         return bloom_offsets(fingerprint[:8], *self._bloom)
 
     def command(self, name: str, args: list[Any]) -> Command:
-        """The ``EVALSHA`` of script ``name``. It declares one key of the prefix (every key a
+        """The ``EVALSHA`` of script ``name``. It declares two keys of the prefix (every key a
         script touches shares the prefix's hash tag on a Redis Cluster: one slot, and a node
-        that does not serve it answers ``MOVED`` instead of running it)."""
-        return ("EVALSHA", SCRIPTS[name].sha, 1, f"{self.prefix}:n", *self.script_args(args))
+        that does not serve it answers ``MOVED`` instead of running it); the second never
+        exists, so that a slot being migrated answers ``TRYAGAIN`` (see ``guard_key``)."""
+        keys = (f"{self.prefix}:n", guard_key(self.prefix))
+        return ("EVALSHA", SCRIPTS[name].sha, 2, *keys, *self.script_args(args))
 
     def script_args(self, args: list[Any]) -> list[Any]:
         """A script's ``ARGV``: the prefix and layout the prelude reads, then ``args``."""
