@@ -36,6 +36,7 @@ from lxml.includes cimport tree
 from lxml.includes.tree cimport const_xmlChar, xmlAttr, xmlNode
 
 import re
+from zlib import crc32 as _crc32
 
 # Only leaf modules of the package (docs/blocks.md, "What may be compiled"): none of them
 # imports this module or a module that does, so it loads whoever asks for it first.
@@ -2265,3 +2266,41 @@ cdef bint _utf8_ok(const unsigned char* s, Py_ssize_t n) noexcept nogil:
                 return False
         i += length
     return True
+
+
+def context_word_ids(str context, dict raw_ids, dict word_ids, str edges, frozenset stop,
+                     object salt, object mask, Py_ssize_t limit, Py_ssize_t max_cache):
+    """``linkfeatures.context_word_ids_python``, compiled: the hashed ids of the first ``limit``
+    distinct words of a link context, through the same memos (a raw token → ``(word, id)``,
+    a word → its id), so both give the same ids and fill the same caches. A hit (most raw
+    tokens recur across a crawl) is one dict look-up and one set test, no Python frame."""
+    cdef list out = []
+    cdef set seen = set()
+    cdef object got, i
+    cdef str raw, w
+    cdef tuple pair
+    if len(raw_ids) >= max_cache:
+        raw_ids.clear()
+    for raw in context.lower().split():
+        got = raw_ids.get(raw)
+        if got is None:
+            w = raw.strip(edges)
+            if len(w) > 1 and w[0].isalpha() and w not in stop:
+                i = word_ids.get(w)
+                if i is None:
+                    if len(word_ids) >= max_cache:
+                        word_ids.clear()
+                    i = ((_crc32(w.encode()) ^ salt) * 2654435761 >> 7) & mask or 1
+                    word_ids[w] = i
+                got = (w, i)
+            else:
+                got = ("", 0)
+            raw_ids[raw] = got
+        pair = <tuple>got
+        w = <str>pair[0]
+        if w and w not in seen:
+            seen.add(w)
+            out.append(pair[1])
+            if len(seen) >= limit:
+                break
+    return out

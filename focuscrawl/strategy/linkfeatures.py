@@ -17,8 +17,10 @@ signature on its host and of its host.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
+from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.strategy.linklearner import path_words
 from focuscrawl.strategy.linkshape import anchor_shape
@@ -52,8 +54,16 @@ _SALT = {
 class LinkFeaturizer:
     """Hashed feature ids of links; word hashes are cached (bounded)."""
 
-    def __init__(self, bits: int = 18, max_cache: int = 200_000, shape: bool = False) -> None:
-        """``shape``: the anchor's shape (:func:`~.linkshape.anchor_shape`) as features too."""
+    def __init__(
+        self,
+        bits: int = 18,
+        max_cache: int = 200_000,
+        shape: bool = False,
+        compiled: bool | None = None,
+    ) -> None:
+        """``shape``: the anchor's shape (:func:`~.linkshape.anchor_shape`) as features too;
+        ``compiled``: the link contexts' loop compiled (``_cwalk.context_word_ids``; None: when
+        it is built, False: the pure-Python twin, the same ids)."""
         self.bits = bits
         self.shape = shape
         self.mask = (1 << bits) - 1
@@ -68,6 +78,12 @@ class LinkFeaturizer:
         self._raw_cid: dict[str, tuple[str, int]] = {}  # raw context token → (word, id)
         # a link context's word ids: site chrome repeats its links' contexts on every page
         self._context_cache: dict[str, list[int]] = {}
+        fast = cwalk() if compiled is not False else None
+        if compiled and fast is None:
+            raise RuntimeError("focuscrawl.blocks._cwalk is not built (pip install -e .)")
+        self._context_impl: Callable[..., list[int]] = (
+            fast.context_word_ids if fast is not None else context_word_ids_python
+        )
 
     def _h(self, word: str) -> int:
         h = self._words.get(word)
@@ -171,24 +187,61 @@ class LinkFeaturizer:
         return anchor_ids + got
 
     def _context_word_ids(self, context: str) -> list[int]:
-        raw_ids, cid = self._raw_cid, self._cid
-        if len(raw_ids) >= self.max_cache:
-            raw_ids.clear()
-        out: list[int] = []
-        seen: dict[str, None] = {}
-        for raw in context.lower().split():
-            got = raw_ids.get(raw)
-            if got is None:
-                w = raw.strip(WORD_EDGES)
-                keep = len(w) > 1 and w[0].isalpha() and w not in STOPWORDS
-                got = raw_ids[raw] = (w, self._kind_id(cid, w, "c")) if keep else ("", 0)
-            w = got[0]
-            if w and w not in seen:
-                seen[w] = None
-                out.append(got[1])
-                if len(seen) >= MAX_CONTEXT_WORDS:
-                    break
-        return out
+        return self._context_impl(
+            context,
+            self._raw_cid,
+            self._cid,
+            WORD_EDGES,
+            STOPWORDS,
+            _SALT["c"],
+            self.mask,
+            MAX_CONTEXT_WORDS,
+            self.max_cache,
+        )
+
+
+def context_word_ids_python(
+    context: str,
+    raw_ids: dict[str, tuple[str, int]],
+    word_ids: dict[str, int],
+    edges: str,
+    stop: frozenset[str],
+    salt: int,
+    mask: int,
+    limit: int,
+    max_cache: int,
+) -> list[int]:
+    """The ids of the first ``limit`` distinct words of a link context (the words of
+    ``first_distinct_tokens(context, limit)``, each hashed as a context word), a raw token's
+    word and id memoised in ``raw_ids`` and a word's id in ``word_ids`` (each cleared past
+    ``max_cache``). ``_cwalk.context_word_ids`` is the same, compiled."""
+    if len(raw_ids) >= max_cache:
+        raw_ids.clear()
+    out: list[int] = []
+    seen: dict[str, None] = {}
+    for raw in context.lower().split():
+        got = raw_ids.get(raw)
+        if got is None:
+            w = raw.strip(edges)
+            if len(w) > 1 and w[0].isalpha() and w not in stop:
+                i = word_ids.get(w)
+                if i is None:
+                    if len(word_ids) >= max_cache:
+                        word_ids.clear()
+                    i = word_ids[w] = (
+                        (zlib.crc32(w.encode()) ^ salt) * 2654435761 >> 7
+                    ) & mask or 1
+                got = (w, i)
+            else:
+                got = ("", 0)
+            raw_ids[raw] = got
+        w = got[0]
+        if w and w not in seen:
+            seen[w] = None
+            out.append(got[1])
+            if len(seen) >= limit:
+                break
+    return out
 
 
 def first_distinct_tokens(text: str, n: int) -> list[str]:
