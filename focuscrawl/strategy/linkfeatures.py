@@ -69,15 +69,18 @@ class LinkFeaturizer:
         self.mask = (1 << bits) - 1
         self.max_cache = max_cache
         self._words: dict[str, int] = {}
-        self._path_cache: dict[str, tuple[str, list[str]]] = {}
+        # (the caches hold tuples, not lists: a tuple of ints or strings leaves the garbage
+        # collector's care at its first collection, so tens of thousands of cached entries do
+        # not bring on full collections that walk the whole heap)
+        self._path_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
         # the anchor and URL word ids of a link: links repeat across pages
-        self._word_ids: dict[tuple[str, str], list[int]] = {}
-        self._struct_ids: dict[tuple[str, str, int, int, int], list[int]] = {}
+        self._word_ids: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._struct_ids: dict[tuple[str, str, int, int, int], tuple[int, ...]] = {}
         self._aid: dict[str, int] = {}  # word → its id as an anchor / URL word
         self._cid: dict[str, int] = {}  # word → its id as a context word
         self._raw_cid: dict[str, tuple[str, int]] = {}  # raw context token → (word, id)
         # a link context's word ids: site chrome repeats its links' contexts on every page
-        self._context_cache: dict[str, list[int]] = {}
+        self._context_cache: dict[str, tuple[int, ...]] = {}
         fast = cwalk() if compiled is not False else None
         if compiled and fast is None:
             raise RuntimeError("focuscrawl.blocks._cwalk is not built (pip install -e .)")
@@ -97,14 +100,14 @@ class LinkFeaturizer:
         # multiplicative mixing of the word's hash with the kind's salt; never 0 (padding)
         return ((h ^ _SALT[kind]) * 2654435761 >> 7) & self.mask or 1
 
-    def host_and_words(self, url: str) -> tuple[str, list[str]]:
+    def host_and_words(self, url: str) -> tuple[str, tuple[str, ...]]:
         """The URL's host and its path's words (cached: a URL is found on many pages)."""
         got = self._path_cache.get(url)
         if got is None:
             if len(self._path_cache) >= self.max_cache:
                 self._path_cache.clear()
             parts = urlsplit(url)
-            got = self._path_cache[url] = (parts.hostname or "", path_words(parts.path))
+            got = self._path_cache[url] = (parts.hostname or "", tuple(path_words(parts.path)))
         return got
 
     def page_ids(self, page_kind: str, band: int) -> tuple[int, int]:
@@ -115,7 +118,7 @@ class LinkFeaturizer:
         self,
         link: Link,
         host: str,
-        url_words: list[str],
+        url_words: tuple[str, ...],
         signature: str,
         page_kind_hash: int,
         band: int,
@@ -126,29 +129,29 @@ class LinkFeaturizer:
         key = (link.anchor, link.url)
         anchor_ids = self._word_ids.get(key)
         if anchor_ids is None:
-            anchor_ids = self._anchor_word_ids(link, url_words)
+            anchor_ids = tuple(self._anchor_word_ids(link, url_words))
             if len(self._word_ids) >= self.max_cache:
                 self._word_ids.clear()
             self._word_ids[key] = anchor_ids
-        words_ids = self._context_ids(link.context, anchor_ids) if link.context else anchor_ids
+        context_ids = self._context_ids(link.context) if link.context else ()
         skey = (host, signature, page_kind_hash, band, int(link.noise) * 2 + int(link.template))
         struct = self._struct_ids.get(skey)
         if struct is None:
             h, mk = self._h, self._id
             hh = h(host)
             sh = h(signature)
-            struct = [
+            struct = (
                 mk(hh, "h"),
                 mk(sh, "b"),
                 mk(hh * 31 + sh, "hb"),
                 mk(page_kind_hash * 31 + sh, "pk"),
                 mk(sh * 7 + band, "pb"),
                 mk(skey[4], "nt"),
-            ]
+            )
             if len(self._struct_ids) >= self.max_cache:
                 self._struct_ids.clear()
             self._struct_ids[skey] = struct
-        return words_ids + struct
+        return [*anchor_ids, *context_ids, *struct]
 
     def _kind_id(self, cache: dict[str, int], word: str, kind: str) -> int:
         i = cache.get(word)
@@ -158,33 +161,33 @@ class LinkFeaturizer:
             i = cache[word] = self._id(zlib.crc32(word.encode()), kind)
         return i
 
-    def _anchor_word_ids(self, link: Link, url_words: list[str]) -> list[int]:
+    def _anchor_word_ids(self, link: Link, url_words: tuple[str, ...]) -> list[int]:
         """Anchor and URL words (one kind: on most sites they say the same thing); a word's id
         is cached per kind."""
         aid, kid = self._aid, self._kind_id
         words = fast_tokens(link.anchor)[:MAX_WORDS] if link.anchor else []
         out = []
-        for w in dict.fromkeys(words + url_words[: MAX_WORDS - len(words)]):
+        for w in dict.fromkeys([*words, *url_words[: MAX_WORDS - len(words)]]):
             i = aid.get(w)
             out.append(i if i is not None else kid(aid, w, "a"))
         if self.shape:
             out += [self._id(self._h(f), "s") for f in anchor_shape(link.anchor, link.url)]
         return out
 
-    def _context_ids(self, context: str, anchor_ids: list[int]) -> list[int]:
-        """``anchor_ids`` + the ids of the first distinct words of the link context (as
+    def _context_ids(self, context: str) -> tuple[int, ...] | list[int]:
+        """The ids of the first distinct words of the link context (as
         first_distinct_tokens(context, MAX_CONTEXT_WORDS)), a raw token's word and id memoised
         (a context has ~40 raw tokens; most recur across the crawl), and a whole context's ids
         (a chrome link's context recurs on every page of its host)."""
         if len(context) > MAX_CACHED_CONTEXT:
-            return anchor_ids + self._context_word_ids(context)
+            return self._context_word_ids(context)
         cache = self._context_cache
         got = cache.get(context)
         if got is None:
             if len(cache) >= self.max_cache // 4:
                 cache.clear()
-            got = cache[context] = self._context_word_ids(context)
-        return anchor_ids + got
+            got = cache[context] = tuple(self._context_word_ids(context))
+        return got
 
     def _context_word_ids(self, context: str) -> list[int]:
         return self._context_impl(

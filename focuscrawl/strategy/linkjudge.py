@@ -52,6 +52,15 @@ _STATIC_COLS = [_COL[name] for name in _STATIC]
 _INLINK_COLS = [_COL["irr_in"], _COL["rel_in"]]  # the columns of inlinks[:, 0] and [:, 1]
 _YIELD_COLS = [_COL[name] for name in ("block_yield", "arm_yield", "host_yield")]
 _KINDS = np.arange(3)[:, None]
+# the same columns as slices (``_numbers``): the static ones but the last, noise, the in-links
+# (relevant, irrelevant: ``inlinks`` reversed) and the yields
+_STATIC_HEAD = slice(0, len(_STATIC) - 1)
+_NOISE = _COL["noise"]
+_INLINKS = slice(_COL["rel_in"], _COL["rel_in"] + 2)
+_YIELDS = slice(_YIELD_COLS[0], _YIELD_COLS[0] + 3)
+assert [*range(len(_STATIC) - 1), _NOISE] == _STATIC_COLS
+assert [_INLINKS.start + 1, _INLINKS.start] == _INLINK_COLS
+assert list(range(_YIELDS.start, _YIELDS.stop)) == _YIELD_COLS
 
 
 class LinkJudge:
@@ -251,14 +260,17 @@ class LinkJudge:
         return self._numbers(self.static[rows], self.inlinks[rows], self.slots[rows])
 
     def _numbers(self, static: np.ndarray, inlinks: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        # (columns by slices, not by lists of columns: the same values, fewer conversions)
         x = np.empty((len(static), N_NUMERIC))
-        x[:, _STATIC_COLS] = static
-        x[:, _INLINK_COLS] = np.log1p(inlinks)
+        x[:, _STATIC_HEAD] = static[:, : len(_STATIC) - 1]
+        x[:, _NOISE] = static[:, -1]
+        x[:, _INLINKS] = np.log1p(inlinks[:, ::-1])
         prior, a = self.prior, self.smoothing
         # the yields of the three slots at once: block on its page, (host, signature), host
-        n = self.stats_n[_KINDS, slots.T]
-        rel = self.stats_rel[_KINDS, slots.T]
-        x[:, _YIELD_COLS] = ((rel + a * prior) / (n + a) - prior).T
+        cols = slots.T
+        n = self.stats_n[_KINDS, cols]
+        rel = self.stats_rel[_KINDS, cols]
+        x[:, _YIELDS] = ((rel + a * prior) / (n + a) - prior).T
         return x
 
     def prob(self, rows: np.ndarray) -> np.ndarray:
@@ -397,17 +409,29 @@ class LinkJudge:
         gu = np.bincount(inverse, weights=np.repeat(g, ids.shape[1]), minlength=len(used))
         if used[0] == 0:  # the padding id learns nothing
             used, gu = used[1:], gu[1:]
-        gu += self.l2 * self.w[used]
-        self._g2[used] += gu * gu
-        self.w[used] -= self.rate * gu / np.sqrt(self._g2[used])
+        # each weight and square sum read once and written once (``used`` is distinct and of
+        # the index type: the same arithmetic as ``w[used] -= ...``, a third of the gathers)
+        w = self.w[used]
+        gu += self.l2 * w
+        g2 = self._g2[used] + gu * gu
+        self._g2[used] = g2
+        self.w[used] = w - self.rate * gu / np.sqrt(g2)
         gn = g @ x + self.l2 * self.wn
         self._gn2 += gn * gn
         self.wn -= self.rate * gn / np.sqrt(self._gn2)
 
     @staticmethod
     def _unique(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        used, inverse = np.unique(ids, return_inverse=True)
-        return used, inverse.ravel()
+        """``np.unique(ids, return_inverse=True)`` (the inverse flat), in four array calls:
+        the distinct ids sorted (as ``np.intp``, the type an index is taken in) and where each
+        id is among them."""
+        flat = ids.ravel()
+        order = np.sort(flat)
+        keep = np.empty(len(order), dtype=bool)
+        keep[:1] = True
+        np.not_equal(order[1:], order[:-1], out=keep[1:])
+        used = order[keep].astype(np.intp)
+        return used, np.searchsorted(used, flat)
 
     def refit(self, batch: int | None = None) -> None:
         """``passes`` passes of minibatch steps over the stored examples (in buffer order)."""
