@@ -403,15 +403,16 @@ class LinkJudge:
     ) -> None:
         """One AdaGrad step of the logistic loss (with L2) on a batch of examples (``uniq``:
         the batch's distinct ids and inverse, when known)."""
-        z = self.w[ids].sum(axis=1) + x @ self.wn
-        g = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))) - y
         used, inverse = uniq if uniq is not None else self._unique(ids)
+        # each weight read once: the rows' sums gather the same weights from the distinct ones
+        w = self.w[used]
+        z = w[inverse].reshape(ids.shape).sum(axis=1) + x @ self.wn
+        g = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))) - y
         gu = np.bincount(inverse, weights=np.repeat(g, ids.shape[1]), minlength=len(used))
         if used[0] == 0:  # the padding id learns nothing
-            used, gu = used[1:], gu[1:]
-        # each weight and square sum read once and written once (``used`` is distinct and of
-        # the index type: the same arithmetic as ``w[used] -= ...``, a third of the gathers)
-        w = self.w[used]
+            used, gu, w = used[1:], gu[1:], w[1:]
+        # each square sum read once and written once (``used`` is distinct and of the index
+        # type: the same arithmetic as ``w[used] -= ...``, a third of the gathers)
         gu += self.l2 * w
         g2 = self._g2[used] + gu * gu
         self._g2[used] = g2
