@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
+from functools import partial
 from urllib.parse import urlsplit
 
 from focuscrawl.blocks.compiled import cwalk
@@ -85,7 +86,9 @@ class LinkFeaturizer:
         if compiled and fast is None:
             raise RuntimeError("focuscrawl.blocks._cwalk is not built (pip install -e .)")
         self._context_impl: Callable[..., list[int]] = (
-            fast.context_word_ids if fast is not None else context_word_ids_python
+            fast.context_word_ids
+            if fast is not None
+            else partial(context_word_ids_python, raw_ids=self._raw_cid)
         )
 
     def _h(self, word: str) -> int:
@@ -192,7 +195,6 @@ class LinkFeaturizer:
     def _context_word_ids(self, context: str) -> list[int]:
         return self._context_impl(
             context,
-            self._raw_cid,
             self._cid,
             WORD_EDGES,
             STOPWORDS,
@@ -205,7 +207,6 @@ class LinkFeaturizer:
 
 def context_word_ids_python(
     context: str,
-    raw_ids: dict[str, tuple[str, int]],
     word_ids: dict[str, int],
     edges: str,
     stop: frozenset[str],
@@ -213,11 +214,15 @@ def context_word_ids_python(
     mask: int,
     limit: int,
     max_cache: int,
+    raw_ids: dict[str, tuple[str, int]] | None = None,
 ) -> list[int]:
     """The ids of the first ``limit`` distinct words of a link context (the words of
-    ``first_distinct_tokens(context, limit)``, each hashed as a context word), a raw token's
-    word and id memoised in ``raw_ids`` and a word's id in ``word_ids`` (each cleared past
-    ``max_cache``). ``_cwalk.context_word_ids`` is the same, compiled."""
+    ``first_distinct_tokens(context, limit)``, each hashed as a context word), a word's id
+    memoised in ``word_ids`` and a raw token's word and id in ``raw_ids`` (each cleared past
+    ``max_cache``; most raw tokens recur across a crawl). ``_cwalk.context_word_ids`` gives
+    the same ids, compiled (it finds the words on the string, no raw-token memo)."""
+    if raw_ids is None:
+        raw_ids = {}
     if len(raw_ids) >= max_cache:
         raw_ids.clear()
     out: list[int] = []
