@@ -485,3 +485,27 @@ def test_compiled_context_word_ids_on_hand_made_contexts() -> None:
         _context_ids_both("\u00a0caf\u00e9\u2003na\u00efve\x1cwide", 12)[0][0]
         == _context_ids_both("caf\u00e9 na\u00efve wide", 12)[0][0]
     )  # str.split's white space, not only ASCII
+
+
+@needs_compiled
+@pytest.mark.corpus
+@pytest.mark.parametrize("corpus", sorted(ev.CORPORA))
+def test_corpus_links_get_the_python_feature_ids(corpora: Path, corpus: str) -> None:
+    """The link judge's featuriser, compiled and pure Python, on every link of corpus pages."""
+    from focuscrawl.strategy.linkfeatures import LinkFeaturizer
+
+    links = [
+        link
+        for case in islice(ev.CORPORA[corpus](corpora), 25)
+        for link in partition_module.partition(case.html, case.url).links
+    ]
+    assert sum(bool(link.context) for link in links) > 50
+    got = []
+    for compiled_ in (True, False):
+        fz = LinkFeaturizer(compiled=compiled_)
+        ids = []
+        for link in links * 2:  # uncached, then cached
+            host, words = fz.host_and_words(link.url)
+            ids.append(fz.link_ids(link, host, words, "text|p|0|0", 7, 2))
+        got.append(ids)
+    assert got[0] == got[1]

@@ -274,13 +274,20 @@ class LinkJudge:
         return x
 
     def prob(self, rows: np.ndarray) -> np.ndarray:
-        z = self.w[self.ids[rows]].sum(axis=1) + self._numeric(rows) @ self.wn
+        return self._prob(rows, self.static[rows], self.slots[rows])
+
+    def _prob(self, rows: np.ndarray, static: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        x = self._numbers(static, self.inlinks[rows], slots)
+        z = self.w[self.ids[rows]].sum(axis=1) + x @ self.wn
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
 
     def bonus(self, rows: np.ndarray) -> np.ndarray:
         """The UCB exploration bonus of each row's (host, block signature) arm."""
+        return self._bonus(self.slots[rows, 1])
+
+    def _bonus(self, arms: np.ndarray) -> np.ndarray:
         n_all = self.judged[0] + self.judged[1]
-        n = self.stats_n[1, self.slots[rows, 1]]
+        n = self.stats_n[1, arms]
         return self.explore * np.sqrt(math.log1p(n_all) / (1.0 + n))
 
     @property
@@ -295,11 +302,12 @@ class LinkJudge:
 
     def score(self, rows: np.ndarray) -> np.ndarray:
         """The score within an epoch: Shark-Search score + weight × P(relevant) + bonus."""
-        s = self.static[rows, _SHARK].astype(float)
+        static, slots = self.static[rows], self.slots[rows]  # gathered once
+        s = static[:, _SHARK].astype(float)
         if self.explore:
-            s += self.bonus(rows)
+            s += self._bonus(slots[:, 1])
         if self.ready:
-            s += self.effective_weight * self.prob(rows)
+            s += self.effective_weight * self._prob(rows, static, slots)
         s = np.clip(s, 0.0, EPOCH_STEP - 1.0)
         self.last[rows] = s
         return s
@@ -348,6 +356,22 @@ class LinkJudge:
         self._ry[k] = y
         self._rn += 1
 
+    def _store_many(self, ids: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+        """:meth:`_store` of each row in turn, in three array assignments (``len(y)`` is at
+        most the ring's size, so the positions are distinct)."""
+        size = len(self._ry)
+        if len(y) > size:  # (not from known_links: a page credits a few dozen links at most)
+            for row in range(len(y)):
+                self._store(ids[row], x[row], float(y[row]))
+            return
+        k = (self._rn + np.arange(len(y))) % size
+        for start in dict.fromkeys((k - k % self.batch).tolist()):
+            self._uniq.pop(start, None)
+        self._rids[k] = ids
+        self._rx[k] = x
+        self._ry[k] = y
+        self._rn += len(y)
+
     def label_of(self, url: str) -> float | None:
         """The judged label of a fetched URL still remembered (1.0, 0.0), else None."""
         known = self._known.get(url)
@@ -387,12 +411,11 @@ class LinkJudge:
             np.array([(g[3], g[4]) for g in got], dtype=np.float32),
             np.array([g[2] for g in got], dtype=np.int32),
         )
-        r = np.zeros(self.max_ids, dtype=np.int32)
-        for (ids, _, _, _, _, y), xi in zip(got, x, strict=True):
-            n = min(len(ids), self.max_ids) if self.hashed else 0
-            r[:n] = ids[:n]
-            r[n:] = 0
-            self._store(r, xi, y)
+        width = self.max_ids if self.hashed else 0
+        padded = [[*g[0][:width], *[0] * (self.max_ids - min(len(g[0]), width))] for g in got]
+        self._store_many(
+            np.array(padded, dtype=np.int32), x, np.array([g[5] for g in got], dtype=float)
+        )
 
     def _step(
         self,
