@@ -7,20 +7,76 @@ difference between ``learned`` and ``sharksearch-blocks`` is the judge's share.
 
     FOCUSCRAWL_CORPORA=/work/shared/corpora PYTHONPATH=.:harness .venv/bin/python \\
         bench/bench_policy_cpu.py Mammals 1000 4 sharksearch-blocks,learned [wikispeedia|dressed]
+
+``--against REV`` adds ``learned@REV``: the ``learned`` policy with the link judge, its
+featuriser and the link memory of the git revision ``REV`` (their modules' source at ``REV``,
+loaded beside today's; the compiled context loop is today's only), alternating with today's in
+the same process, so that the old and new judge see the same load. The crawl must be the same:
+it checks that both send the same links with the same scores and states.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
+import types
 from typing import Any
 
 import bench_strategies as bs
 
+from focuscrawl.strategy import policy as policy_module
 from focuscrawl.strategy.policy import CrawlPolicy
+
+# the modules whose classes CrawlPolicy builds for the judge, and the names it binds them to
+_SWAPPED = {
+    "focuscrawl/strategy/linkjudge.py": ("linkjudge", ["LinkJudge"]),
+    "focuscrawl/strategy/linkfeatures.py": ("linkfeatures", ["LinkFeaturizer"]),
+    "focuscrawl/strategy/linkmemory.py": ("linkmemory", ["LinkMemory"]),
+}
+
+
+def old_classes(rev: str) -> dict[str, Any]:
+    """The judge's classes as they were at git revision ``rev`` (by name in policy.py)."""
+    out: dict[str, Any] = {}
+    for path, (name, classes) in _SWAPPED.items():
+        source = subprocess.run(
+            ["git", "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
+        ).stdout
+        module = types.ModuleType(f"_{name}_at_{rev}")
+        exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)  # noqa: S102
+        for cls in classes:
+            out[cls] = getattr(module, cls)
+    return out
+
+
+def run(
+    trace: list[tuple[Any, Any, Any]], page_judge: Any, strategy: str, classes: dict[str, Any]
+) -> tuple[float, list[Any]]:
+    """The process time of one replay of ``trace`` and what it sent."""
+    today = {name: getattr(policy_module, name) for name in classes}
+    for name, cls in classes.items():
+        setattr(policy_module, name, cls)
+    try:
+        policy = CrawlPolicy(page_judge, strategy)
+        start = time.process_time()
+        sent = []
+        for page, state, judgement in trace:
+            policy.learn(page, state, judgement)
+            sent.extend(policy.links(page, page.url, state, judgement))
+        elapsed = time.process_time() - start
+    finally:
+        for name, cls in today.items():
+            setattr(policy_module, name, cls)
+    return elapsed, [(url, score, child.to_wire()) for url, score, child in sent]
 
 
 def main(argv: list[str]) -> int:
+    against = None
+    if "--against" in argv:
+        i = argv.index("--against")
+        against = argv[i + 1]
+        argv = argv[:i] + argv[i + 2 :]
     topic, pages, reps = argv[0], int(argv[1]), int(argv[2])
     strategies = argv[3].split(",") if len(argv) > 3 else ["sharksearch-blocks", "learned"]
     bs._state["pages"] = pages
@@ -42,18 +98,22 @@ def main(argv: list[str]) -> int:
     print(f"{topic}: {len(trace)} pages recorded")
     # the strategies alternate within each repetition, so that a load that comes and goes
     # (another process on the machine) falls on all of them alike
+    variants: dict[str, tuple[str, dict[str, Any]]] = {s: (s, {}) for s in strategies}
+    if against is not None:
+        variants[f"learned@{against}"] = ("learned", old_classes(against))
+        strategies = [*strategies, f"learned@{against}"]
     times: dict[str, list[float]] = {s: [] for s in strategies}
     sent: dict[str, int] = {}
+    links: dict[str, list[Any]] = {}
     for _ in range(reps):
         for strategy in strategies:
-            policy = CrawlPolicy(judges[-1], strategy)
-            start = time.process_time()
-            n = 0
-            for page, state, judgement in trace:
-                policy.learn(page, state, judgement)
-                n += sum(1 for _ in policy.links(page, page.url, state, judgement))
-            times[strategy].append(time.process_time() - start)
-            sent[strategy] = n
+            elapsed, out = run(trace, judges[-1], *variants[strategy])
+            times[strategy].append(elapsed)
+            sent[strategy] = len(out)
+            links[strategy] = out
+    if against is not None:
+        same = links["learned"] == links[f"learned@{against}"]
+        print(f"  learned and learned@{against} sent the same links, scores and states: {same}")
     for strategy in strategies:
         runs = ", ".join(f"{t:.2f}" for t in times[strategy])
         best = 1000 * min(times[strategy]) / len(trace)
@@ -69,6 +129,16 @@ def main(argv: list[str]) -> int:
         print(
             f"  {strategy} over {base}: {best:.2f} ms/page (best against best), "
             f"per repetition median {diffs[len(diffs) // 2]:.2f} ms/page"
+        )
+    if against is not None:
+        old = f"learned@{against}"
+        diffs = sorted(
+            1000 * (a - b) / len(trace) for a, b in zip(times["learned"], times[old], strict=True)
+        )
+        print(
+            f"  learned over {old}: "
+            f"{1000 * (min(times['learned']) - min(times[old])) / len(trace):.2f} ms/page "
+            f"(best against best), per repetition median {diffs[len(diffs) // 2]:.2f} ms/page"
         )
     return 0
 

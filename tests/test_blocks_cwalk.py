@@ -434,3 +434,78 @@ def test_an_ordinary_utf8_page_is_parsed_without_decoding(monkeypatch: pytest.Mo
     assert page.main_text == "caf\u00e9 ok"
     with pytest.raises(AssertionError, match="decoded"):  # a cut page goes through its text
         partition_module.partition(b"<p>x</p>" * (rules.MAX_ELEMENTS + 1), "http://example.org/")
+
+
+_context_text = st.lists(
+    st.one_of(
+        st.sampled_from(["The", "the", "Eagle,", "eagle", "(eagles)", "1066", "x", "ab", "I", "",
+                         " ", "\n", "\t", "\u00a0", "\u2003", "\x1c", "\u2019s", "\u201cQuote\u201d",
+                         "caf\u00c9", "\u0130stanbul", "\u00df", "\u4e2d\u6587", "--", "'", "9a",
+                         "\u00e9t\u00e9", "\U0001f600", "\u2014dash\u2014", "A.B.", "of", "was"]),
+        st.text(max_size=6),
+    ),
+    max_size=50,
+).map(" ".join)  # fmt: skip
+
+
+def _context_ids_both(text: str, limit: int) -> tuple[Any, Any]:
+    """The compiled context word ids and memo, then the pure-Python twin's."""
+    from focuscrawl.blocks._cwalk import context_word_ids
+
+    from focuscrawl.strategy.linkfeatures import _SALT, context_word_ids_python
+    from focuscrawl.text import STOPWORDS, WORD_EDGES
+
+    args = (WORD_EDGES, STOPWORDS, _SALT["c"], (1 << 18) - 1, limit, 1000)
+    fast_memo: dict[str, int] = {}
+    slow_memo: dict[str, int] = {}
+    fast = context_word_ids(text, fast_memo, *args)
+    slow = context_word_ids_python(text, slow_memo, *args, raw_ids={})
+    return (fast, fast_memo), (slow, slow_memo)
+
+
+@needs_compiled
+@settings(max_examples=400, deadline=None)
+@given(_context_text, st.integers(1, 14))
+def test_compiled_context_word_ids_are_the_python_ones(text: str, limit: int) -> None:
+    fast, slow = _context_ids_both(text, limit)
+    assert fast == slow
+
+
+@needs_compiled
+def test_compiled_context_word_ids_on_hand_made_contexts() -> None:
+    from focuscrawl.strategy.linkfeatures import first_distinct_tokens
+
+    context = "The Bald Eagle, an eagle of North America; the eagle (eagles) nests by rivers, " * 3
+    (ids, memo), slow = _context_ids_both(context, 12)
+    assert (ids, memo) == slow
+    assert list(memo) == first_distinct_tokens(context, 12)  # one id per distinct word
+    assert len(ids) == len(memo) == 7 and all(0 < i < 1 << 18 for i in ids)
+    assert _context_ids_both("a an the 1066 x \u2014 --", 12)[0] == ([], {})
+    assert (
+        _context_ids_both("\u00a0caf\u00e9\u2003na\u00efve\x1cwide", 12)[0][0]
+        == _context_ids_both("caf\u00e9 na\u00efve wide", 12)[0][0]
+    )  # str.split's white space, not only ASCII
+
+
+@needs_compiled
+@pytest.mark.corpus
+@pytest.mark.parametrize("corpus", sorted(ev.CORPORA))
+def test_corpus_links_get_the_python_feature_ids(corpora: Path, corpus: str) -> None:
+    """The link judge's featuriser, compiled and pure Python, on every link of corpus pages."""
+    from focuscrawl.strategy.linkfeatures import LinkFeaturizer
+
+    links = [
+        link
+        for case in islice(ev.CORPORA[corpus](corpora), 25)
+        for link in partition_module.partition(case.html, case.url).links
+    ]
+    assert sum(bool(link.context) for link in links) > 50
+    got = []
+    for compiled_ in (True, False):
+        fz = LinkFeaturizer(compiled=compiled_)
+        ids = []
+        for link in links * 2:  # uncached, then cached
+            host, words = fz.host_and_words(link.url)
+            ids.append(fz.link_ids(link, host, words, "text|p|0|0", 7, 2))
+        got.append(ids)
+    assert got[0] == got[1]

@@ -3,7 +3,9 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+import pytest
 
+from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.state import RequestState
@@ -159,7 +161,7 @@ def test_cached_feature_ids_are_those_of_the_plain_featurisation() -> None:
         for _ in range(2):  # uncached, then cached
             ids = fz.link_ids(link, host, url_words, "text|p|0|0", 7, 2)
             words = fast_tokens(anchor)[:MAX_WORDS]
-            want = [fz._id(fz._h(w), "a") for w in dict.fromkeys(words + url_words)]
+            want = [fz._id(fz._h(w), "a") for w in dict.fromkeys([*words, *url_words])]
             want += [
                 fz._id(fz._h(w), "c") for w in first_distinct_tokens(context_, MAX_CONTEXT_WORDS)
             ]
@@ -276,3 +278,34 @@ def test_the_gate_reads_the_models_probability_before_it_learns_the_outcome() ->
     # each) better than the Shark-Search score (the same for every link) does
     assert auc(pq[:, 1], pq[:, 2]) > 0.9
     assert judge.factor == 1.0  # the score is a constant: every factor ranks as well; 1 kept
+
+
+def _featurise_all(links: list[Link], compiled: bool) -> list[list[int]]:
+    from focuscrawl.strategy.linkfeatures import LinkFeaturizer
+
+    fz = LinkFeaturizer(compiled=compiled)
+    out = []
+    for _ in range(2):  # uncached, then cached
+        for link in links:
+            host, words = fz.host_and_words(link.url)
+            out.append(fz.link_ids(link, host, words, "text|p|0|0", 7, 2))
+    return out
+
+
+_HAND_MADE_CONTEXTS = [
+    "The Bald Eagle, an eagle of North America; the eagle (eagles) nests by rivers, " * 3,
+    "\u00a0caf\u00e9\u2003na\u00efve\x1cwide \u201cQuoted\u201d \u2014dash\u2014 1066 x I",
+    "\u0130stanbul STRASSE stra\u00dfe \u4e2d\u6587 \U0001f600 it's \u2019tis " * 40,  # > 1 kB
+    "",
+]
+
+
+@pytest.mark.skipif(cwalk() is None, reason="compiled walk not built")
+def test_the_compiled_featuriser_gives_the_python_ids() -> None:
+    links = [
+        Link(f"http://h{i % 3}/wiki/Page_{i}", anchor, context, 0, "text", 1.0)
+        for i, (anchor, context) in enumerate(
+            (a, c) for a in ("Bald Eagle", "", "x") for c in _HAND_MADE_CONTEXTS
+        )
+    ]
+    assert _featurise_all(links, True) == _featurise_all(links, False)

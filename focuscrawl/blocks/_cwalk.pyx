@@ -14,7 +14,7 @@ from libc.stdlib cimport calloc, free, realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memset, strcmp, strlen
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport Py_UNICODE_ISSPACE
+from cpython.unicode cimport Py_UNICODE_ISALPHA, Py_UNICODE_ISSPACE
 
 cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
@@ -36,6 +36,7 @@ from lxml.includes cimport tree
 from lxml.includes.tree cimport const_xmlChar, xmlAttr, xmlNode
 
 import re
+from zlib import crc32 as _crc32
 
 # Only leaf modules of the package (docs/blocks.md, "What may be compiled"): none of them
 # imports this module or a module that does, so it loads whoever asks for it first.
@@ -2265,3 +2266,71 @@ cdef bint _utf8_ok(const unsigned char* s, Py_ssize_t n) noexcept nogil:
                 return False
         i += length
     return True
+
+
+
+cdef str _EDGES = None  # the edge characters of the last call, as a bitmap of ASCII ones
+cdef uint64_t _EDGE_BITS[2]
+
+
+cdef inline bint _is_edge(Py_UCS4 c, str edges) except -1:
+    cdef unsigned int code = <unsigned int>c
+    if code < 128:
+        return (_EDGE_BITS[code >> 6] >> (code & 63)) & 1
+    return PyUnicode_FindChar(edges, c, 0, len(edges), 1) >= 0
+
+
+def context_word_ids(str context, dict word_ids, str edges, frozenset stop, object salt,
+                     object mask, Py_ssize_t limit, Py_ssize_t max_cache):
+    """``linkfeatures.context_word_ids_python``, compiled: the hashed ids of the first ``limit``
+    distinct words of a link context (``context.lower().split()``, each token stripped of
+    ``edges``, kept when it has two characters or more, starts with a letter and is not in
+    ``stop``), a word's id memoised in ``word_ids`` (cleared past ``max_cache``). The tokens
+    are found on the lower-cased string itself: only a kept word becomes a string."""
+    global _EDGES
+    cdef Py_ssize_t i, n, start, end, k
+    cdef unsigned int code
+    cdef str low = context.lower()
+    cdef int kind = PyUnicode_KIND(low)
+    cdef const void* data = PyUnicode_DATA(low)
+    cdef list out = []
+    cdef set seen = set()
+    cdef str w
+    cdef object got
+    if edges is not _EDGES:
+        _EDGE_BITS[0] = 0
+        _EDGE_BITS[1] = 0
+        for k in range(len(edges)):
+            code = <unsigned int>(<Py_UCS4>edges[k])
+            if code < 128:
+                _EDGE_BITS[code >> 6] |= (<uint64_t>1) << (code & 63)
+        _EDGES = edges
+    n = len(low)
+    i = 0
+    while i < n:
+        while i < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+            i += 1
+        start = i
+        while i < n and not Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+            i += 1
+        end = i
+        while start < end and _is_edge(PyUnicode_READ(kind, data, start), edges):
+            start += 1
+        while end > start and _is_edge(PyUnicode_READ(kind, data, end - 1), edges):
+            end -= 1
+        if end - start < 2 or not Py_UNICODE_ISALPHA(PyUnicode_READ(kind, data, start)):
+            continue
+        w = low[start:end]
+        if w in stop or w in seen:
+            continue
+        got = word_ids.get(w)
+        if got is None:
+            if len(word_ids) >= max_cache:
+                word_ids.clear()
+            got = ((_crc32(w.encode()) ^ salt) * 2654435761 >> 7) & mask or 1
+            word_ids[w] = got
+        seen.add(w)
+        out.append(got)
+        if len(seen) >= limit:
+            break
+    return out

@@ -17,8 +17,11 @@ signature on its host and of its host.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
+from functools import partial
 from urllib.parse import urlsplit
 
+from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.strategy.linklearner import path_words
 from focuscrawl.strategy.linkshape import anchor_shape
@@ -52,22 +55,41 @@ _SALT = {
 class LinkFeaturizer:
     """Hashed feature ids of links; word hashes are cached (bounded)."""
 
-    def __init__(self, bits: int = 18, max_cache: int = 200_000, shape: bool = False) -> None:
-        """``shape``: the anchor's shape (:func:`~.linkshape.anchor_shape`) as features too."""
+    def __init__(
+        self,
+        bits: int = 18,
+        max_cache: int = 200_000,
+        shape: bool = False,
+        compiled: bool | None = None,
+    ) -> None:
+        """``shape``: the anchor's shape (:func:`~.linkshape.anchor_shape`) as features too;
+        ``compiled``: the link contexts' loop compiled (``_cwalk.context_word_ids``; None: when
+        it is built, False: the pure-Python twin, the same ids)."""
         self.bits = bits
         self.shape = shape
         self.mask = (1 << bits) - 1
         self.max_cache = max_cache
         self._words: dict[str, int] = {}
-        self._path_cache: dict[str, tuple[str, list[str]]] = {}
+        # (the caches hold tuples, not lists: a tuple of ints or strings leaves the garbage
+        # collector's care at its first collection, so tens of thousands of cached entries do
+        # not bring on full collections that walk the whole heap)
+        self._path_cache: dict[str, tuple[str, tuple[str, ...]]] = {}
         # the anchor and URL word ids of a link: links repeat across pages
-        self._word_ids: dict[tuple[str, str], list[int]] = {}
-        self._struct_ids: dict[tuple[str, str, int, int, int], list[int]] = {}
+        self._word_ids: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._struct_ids: dict[tuple[str, str, int, int, int], tuple[int, ...]] = {}
         self._aid: dict[str, int] = {}  # word → its id as an anchor / URL word
         self._cid: dict[str, int] = {}  # word → its id as a context word
         self._raw_cid: dict[str, tuple[str, int]] = {}  # raw context token → (word, id)
         # a link context's word ids: site chrome repeats its links' contexts on every page
-        self._context_cache: dict[str, list[int]] = {}
+        self._context_cache: dict[str, tuple[int, ...]] = {}
+        fast = cwalk() if compiled is not False else None
+        if compiled and fast is None:
+            raise RuntimeError("focuscrawl.blocks._cwalk is not built (pip install -e .)")
+        self._context_impl: Callable[..., list[int]] = (
+            fast.context_word_ids
+            if fast is not None
+            else partial(context_word_ids_python, raw_ids=self._raw_cid)
+        )
 
     def _h(self, word: str) -> int:
         h = self._words.get(word)
@@ -81,14 +103,14 @@ class LinkFeaturizer:
         # multiplicative mixing of the word's hash with the kind's salt; never 0 (padding)
         return ((h ^ _SALT[kind]) * 2654435761 >> 7) & self.mask or 1
 
-    def host_and_words(self, url: str) -> tuple[str, list[str]]:
+    def host_and_words(self, url: str) -> tuple[str, tuple[str, ...]]:
         """The URL's host and its path's words (cached: a URL is found on many pages)."""
         got = self._path_cache.get(url)
         if got is None:
             if len(self._path_cache) >= self.max_cache:
                 self._path_cache.clear()
             parts = urlsplit(url)
-            got = self._path_cache[url] = (parts.hostname or "", path_words(parts.path))
+            got = self._path_cache[url] = (parts.hostname or "", tuple(path_words(parts.path)))
         return got
 
     def page_ids(self, page_kind: str, band: int) -> tuple[int, int]:
@@ -99,7 +121,7 @@ class LinkFeaturizer:
         self,
         link: Link,
         host: str,
-        url_words: list[str],
+        url_words: tuple[str, ...],
         signature: str,
         page_kind_hash: int,
         band: int,
@@ -110,29 +132,29 @@ class LinkFeaturizer:
         key = (link.anchor, link.url)
         anchor_ids = self._word_ids.get(key)
         if anchor_ids is None:
-            anchor_ids = self._anchor_word_ids(link, url_words)
+            anchor_ids = tuple(self._anchor_word_ids(link, url_words))
             if len(self._word_ids) >= self.max_cache:
                 self._word_ids.clear()
             self._word_ids[key] = anchor_ids
-        words_ids = self._context_ids(link.context, anchor_ids) if link.context else anchor_ids
+        context_ids = self._context_ids(link.context) if link.context else ()
         skey = (host, signature, page_kind_hash, band, int(link.noise) * 2 + int(link.template))
         struct = self._struct_ids.get(skey)
         if struct is None:
             h, mk = self._h, self._id
             hh = h(host)
             sh = h(signature)
-            struct = [
+            struct = (
                 mk(hh, "h"),
                 mk(sh, "b"),
                 mk(hh * 31 + sh, "hb"),
                 mk(page_kind_hash * 31 + sh, "pk"),
                 mk(sh * 7 + band, "pb"),
                 mk(skey[4], "nt"),
-            ]
+            )
             if len(self._struct_ids) >= self.max_cache:
                 self._struct_ids.clear()
             self._struct_ids[skey] = struct
-        return words_ids + struct
+        return [*anchor_ids, *context_ids, *struct]
 
     def _kind_id(self, cache: dict[str, int], word: str, kind: str) -> int:
         i = cache.get(word)
@@ -142,53 +164,92 @@ class LinkFeaturizer:
             i = cache[word] = self._id(zlib.crc32(word.encode()), kind)
         return i
 
-    def _anchor_word_ids(self, link: Link, url_words: list[str]) -> list[int]:
+    def _anchor_word_ids(self, link: Link, url_words: tuple[str, ...]) -> list[int]:
         """Anchor and URL words (one kind: on most sites they say the same thing); a word's id
         is cached per kind."""
         aid, kid = self._aid, self._kind_id
         words = fast_tokens(link.anchor)[:MAX_WORDS] if link.anchor else []
         out = []
-        for w in dict.fromkeys(words + url_words[: MAX_WORDS - len(words)]):
+        for w in dict.fromkeys([*words, *url_words[: MAX_WORDS - len(words)]]):
             i = aid.get(w)
             out.append(i if i is not None else kid(aid, w, "a"))
         if self.shape:
             out += [self._id(self._h(f), "s") for f in anchor_shape(link.anchor, link.url)]
         return out
 
-    def _context_ids(self, context: str, anchor_ids: list[int]) -> list[int]:
-        """``anchor_ids`` + the ids of the first distinct words of the link context (as
+    def _context_ids(self, context: str) -> tuple[int, ...] | list[int]:
+        """The ids of the first distinct words of the link context (as
         first_distinct_tokens(context, MAX_CONTEXT_WORDS)), a raw token's word and id memoised
         (a context has ~40 raw tokens; most recur across the crawl), and a whole context's ids
         (a chrome link's context recurs on every page of its host)."""
         if len(context) > MAX_CACHED_CONTEXT:
-            return anchor_ids + self._context_word_ids(context)
+            return self._context_word_ids(context)
         cache = self._context_cache
         got = cache.get(context)
         if got is None:
             if len(cache) >= self.max_cache // 4:
                 cache.clear()
-            got = cache[context] = self._context_word_ids(context)
-        return anchor_ids + got
+            got = cache[context] = tuple(self._context_word_ids(context))
+        return got
 
     def _context_word_ids(self, context: str) -> list[int]:
-        raw_ids, cid = self._raw_cid, self._cid
-        if len(raw_ids) >= self.max_cache:
-            raw_ids.clear()
-        out: list[int] = []
-        seen: dict[str, None] = {}
-        for raw in context.lower().split():
-            got = raw_ids.get(raw)
-            if got is None:
-                w = raw.strip(WORD_EDGES)
-                keep = len(w) > 1 and w[0].isalpha() and w not in STOPWORDS
-                got = raw_ids[raw] = (w, self._kind_id(cid, w, "c")) if keep else ("", 0)
-            w = got[0]
-            if w and w not in seen:
-                seen[w] = None
-                out.append(got[1])
-                if len(seen) >= MAX_CONTEXT_WORDS:
-                    break
-        return out
+        return self._context_impl(
+            context,
+            self._cid,
+            WORD_EDGES,
+            STOPWORDS,
+            _SALT["c"],
+            self.mask,
+            MAX_CONTEXT_WORDS,
+            self.max_cache,
+        )
+
+
+def context_word_ids_python(
+    context: str,
+    word_ids: dict[str, int],
+    edges: str,
+    stop: frozenset[str],
+    salt: int,
+    mask: int,
+    limit: int,
+    max_cache: int,
+    raw_ids: dict[str, tuple[str, int]] | None = None,
+) -> list[int]:
+    """The ids of the first ``limit`` distinct words of a link context (the words of
+    ``first_distinct_tokens(context, limit)``, each hashed as a context word), a word's id
+    memoised in ``word_ids`` and a raw token's word and id in ``raw_ids`` (each cleared past
+    ``max_cache``; most raw tokens recur across a crawl). ``_cwalk.context_word_ids`` gives
+    the same ids, compiled (it finds the words on the string, no raw-token memo)."""
+    if raw_ids is None:
+        raw_ids = {}
+    if len(raw_ids) >= max_cache:
+        raw_ids.clear()
+    out: list[int] = []
+    seen: dict[str, None] = {}
+    for raw in context.lower().split():
+        got = raw_ids.get(raw)
+        if got is None:
+            w = raw.strip(edges)
+            if len(w) > 1 and w[0].isalpha() and w not in stop:
+                i = word_ids.get(w)
+                if i is None:
+                    if len(word_ids) >= max_cache:
+                        word_ids.clear()
+                    i = word_ids[w] = (
+                        (zlib.crc32(w.encode()) ^ salt) * 2654435761 >> 7
+                    ) & mask or 1
+                got = (w, i)
+            else:
+                got = ("", 0)
+            raw_ids[raw] = got
+        w = got[0]
+        if w and w not in seen:
+            seen[w] = None
+            out.append(got[1])
+            if len(seen) >= limit:
+                break
+    return out
 
 
 def first_distinct_tokens(text: str, n: int) -> list[str]:

@@ -52,6 +52,15 @@ _STATIC_COLS = [_COL[name] for name in _STATIC]
 _INLINK_COLS = [_COL["irr_in"], _COL["rel_in"]]  # the columns of inlinks[:, 0] and [:, 1]
 _YIELD_COLS = [_COL[name] for name in ("block_yield", "arm_yield", "host_yield")]
 _KINDS = np.arange(3)[:, None]
+# the same columns as slices (``_numbers``): the static ones but the last, noise, the in-links
+# (relevant, irrelevant: ``inlinks`` reversed) and the yields
+_STATIC_HEAD = slice(0, len(_STATIC) - 1)
+_NOISE = _COL["noise"]
+_INLINKS = slice(_COL["rel_in"], _COL["rel_in"] + 2)
+_YIELDS = slice(_YIELD_COLS[0], _YIELD_COLS[0] + 3)
+assert [*range(len(_STATIC) - 1), _NOISE] == _STATIC_COLS
+assert [_INLINKS.start + 1, _INLINKS.start] == _INLINK_COLS
+assert list(range(_YIELDS.start, _YIELDS.stop)) == _YIELD_COLS
 
 
 class LinkJudge:
@@ -251,24 +260,34 @@ class LinkJudge:
         return self._numbers(self.static[rows], self.inlinks[rows], self.slots[rows])
 
     def _numbers(self, static: np.ndarray, inlinks: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        # (columns by slices, not by lists of columns: the same values, fewer conversions)
         x = np.empty((len(static), N_NUMERIC))
-        x[:, _STATIC_COLS] = static
-        x[:, _INLINK_COLS] = np.log1p(inlinks)
+        x[:, _STATIC_HEAD] = static[:, : len(_STATIC) - 1]
+        x[:, _NOISE] = static[:, -1]
+        x[:, _INLINKS] = np.log1p(inlinks[:, ::-1])
         prior, a = self.prior, self.smoothing
         # the yields of the three slots at once: block on its page, (host, signature), host
-        n = self.stats_n[_KINDS, slots.T]
-        rel = self.stats_rel[_KINDS, slots.T]
-        x[:, _YIELD_COLS] = ((rel + a * prior) / (n + a) - prior).T
+        cols = slots.T
+        n = self.stats_n[_KINDS, cols]
+        rel = self.stats_rel[_KINDS, cols]
+        x[:, _YIELDS] = ((rel + a * prior) / (n + a) - prior).T
         return x
 
     def prob(self, rows: np.ndarray) -> np.ndarray:
-        z = self.w[self.ids[rows]].sum(axis=1) + self._numeric(rows) @ self.wn
+        return self._prob(rows, self.static[rows], self.slots[rows])
+
+    def _prob(self, rows: np.ndarray, static: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        x = self._numbers(static, self.inlinks[rows], slots)
+        z = self.w[self.ids[rows]].sum(axis=1) + x @ self.wn
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
 
     def bonus(self, rows: np.ndarray) -> np.ndarray:
         """The UCB exploration bonus of each row's (host, block signature) arm."""
+        return self._bonus(self.slots[rows, 1])
+
+    def _bonus(self, arms: np.ndarray) -> np.ndarray:
         n_all = self.judged[0] + self.judged[1]
-        n = self.stats_n[1, self.slots[rows, 1]]
+        n = self.stats_n[1, arms]
         return self.explore * np.sqrt(math.log1p(n_all) / (1.0 + n))
 
     @property
@@ -283,11 +302,12 @@ class LinkJudge:
 
     def score(self, rows: np.ndarray) -> np.ndarray:
         """The score within an epoch: Shark-Search score + weight × P(relevant) + bonus."""
-        s = self.static[rows, _SHARK].astype(float)
+        static, slots = self.static[rows], self.slots[rows]  # gathered once
+        s = static[:, _SHARK].astype(float)
         if self.explore:
-            s += self.bonus(rows)
+            s += self._bonus(slots[:, 1])
         if self.ready:
-            s += self.effective_weight * self.prob(rows)
+            s += self.effective_weight * self._prob(rows, static, slots)
         s = np.clip(s, 0.0, EPOCH_STEP - 1.0)
         self.last[rows] = s
         return s
@@ -336,6 +356,22 @@ class LinkJudge:
         self._ry[k] = y
         self._rn += 1
 
+    def _store_many(self, ids: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+        """:meth:`_store` of each row in turn, in three array assignments (``len(y)`` is at
+        most the ring's size, so the positions are distinct)."""
+        size = len(self._ry)
+        if len(y) > size:  # (not from known_links: a page credits a few dozen links at most)
+            for row in range(len(y)):
+                self._store(ids[row], x[row], float(y[row]))
+            return
+        k = (self._rn + np.arange(len(y))) % size
+        for start in dict.fromkeys((k - k % self.batch).tolist()):
+            self._uniq.pop(start, None)
+        self._rids[k] = ids
+        self._rx[k] = x
+        self._ry[k] = y
+        self._rn += len(y)
+
     def label_of(self, url: str) -> float | None:
         """The judged label of a fetched URL still remembered (1.0, 0.0), else None."""
         known = self._known.get(url)
@@ -375,12 +411,11 @@ class LinkJudge:
             np.array([(g[3], g[4]) for g in got], dtype=np.float32),
             np.array([g[2] for g in got], dtype=np.int32),
         )
-        r = np.zeros(self.max_ids, dtype=np.int32)
-        for (ids, _, _, _, _, y), xi in zip(got, x, strict=True):
-            n = min(len(ids), self.max_ids) if self.hashed else 0
-            r[:n] = ids[:n]
-            r[n:] = 0
-            self._store(r, xi, y)
+        width = self.max_ids if self.hashed else 0
+        padded = [[*g[0][:width], *[0] * (self.max_ids - min(len(g[0]), width))] for g in got]
+        self._store_many(
+            np.array(padded, dtype=np.int32), x, np.array([g[5] for g in got], dtype=float)
+        )
 
     def _step(
         self,
@@ -391,23 +426,36 @@ class LinkJudge:
     ) -> None:
         """One AdaGrad step of the logistic loss (with L2) on a batch of examples (``uniq``:
         the batch's distinct ids and inverse, when known)."""
-        z = self.w[ids].sum(axis=1) + x @ self.wn
-        g = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))) - y
         used, inverse = uniq if uniq is not None else self._unique(ids)
+        # each weight read once: the rows' sums gather the same weights from the distinct ones
+        w = self.w[used]
+        z = w[inverse].reshape(ids.shape).sum(axis=1) + x @ self.wn
+        g = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))) - y
         gu = np.bincount(inverse, weights=np.repeat(g, ids.shape[1]), minlength=len(used))
         if used[0] == 0:  # the padding id learns nothing
-            used, gu = used[1:], gu[1:]
-        gu += self.l2 * self.w[used]
-        self._g2[used] += gu * gu
-        self.w[used] -= self.rate * gu / np.sqrt(self._g2[used])
+            used, gu, w = used[1:], gu[1:], w[1:]
+        # each square sum read once and written once (``used`` is distinct and of the index
+        # type: the same arithmetic as ``w[used] -= ...``, a third of the gathers)
+        gu += self.l2 * w
+        g2 = self._g2[used] + gu * gu
+        self._g2[used] = g2
+        self.w[used] = w - self.rate * gu / np.sqrt(g2)
         gn = g @ x + self.l2 * self.wn
         self._gn2 += gn * gn
         self.wn -= self.rate * gn / np.sqrt(self._gn2)
 
     @staticmethod
     def _unique(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        used, inverse = np.unique(ids, return_inverse=True)
-        return used, inverse.ravel()
+        """``np.unique(ids, return_inverse=True)`` (the inverse flat), in four array calls:
+        the distinct ids sorted (as ``np.intp``, the type an index is taken in) and where each
+        id is among them."""
+        flat = ids.ravel()
+        order = np.sort(flat)
+        keep = np.empty(len(order), dtype=bool)
+        keep[:1] = True
+        np.not_equal(order[1:], order[:-1], out=keep[1:])
+        used = order[keep].astype(np.intp)
+        return used, np.searchsorted(used, flat)
 
     def refit(self, batch: int | None = None) -> None:
         """``passes`` passes of minibatch steps over the stored examples (in buffer order)."""

@@ -8,6 +8,8 @@ de-duplication takes over, which is exact.
 
 from __future__ import annotations
 
+_INF = float("inf")  # the best score of a fetched URL
+
 
 class LinkMemory:
     def __init__(self, max_urls: int = 2_000_000) -> None:
@@ -27,10 +29,10 @@ class LinkMemory:
 
     def fetched(self, url: str) -> None:
         """``url`` was fetched: no later score improves on it."""
-        self._best[hash(url)] = float("inf")
+        self._best[hash(url)] = _INF
 
     def is_fetched(self, url: str) -> bool:
-        return self._best.get(hash(url)) == float("inf")
+        return self._best.get(hash(url)) == _INF
 
     def __len__(self) -> int:
         return len(self._best)
