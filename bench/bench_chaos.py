@@ -167,6 +167,9 @@ def main() -> None:
     if args.plot_from:
         plot(Path(args.plot_from), Path(args.plot or "chaos.png"))
         return
+    if args.keep and Path(args.keep).exists() and any(Path(args.keep).iterdir()):
+        # the crawl logs are appended to: an earlier run's lines would count as this run's
+        sys.exit(f"--keep {args.keep}: the folder is not empty (an earlier run?); give a new one")
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     with TestWebProcess(corpus="synthetic", pages=args.pages, latency_ms=args.latency_ms) as web:
         t0 = time.monotonic()
