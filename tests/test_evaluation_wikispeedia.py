@@ -10,8 +10,14 @@ from typing import Any
 
 import pytest
 from focuseval.topics import (
+    DEV_TOPICS,
+    FRESH_TOPICS,
+    HELDOUT_TOPICS,
     HUB_SHARE,
+    TUNED_TOPICS,
     category_keywords,
+    fresh_categories,
+    topic_names,
     wikispeedia_seeds,
     wikispeedia_topic,
 )
@@ -96,6 +102,20 @@ def test_birds_topic_rule(corpus: WikispeediaCorpus) -> None:
     assert 0 < len(topic.labels.targets) <= 161 and topic.labels.targets <= topic.labels.relevant
     with pytest.raises(ValueError, match="no Wikispeedia article"):
         wikispeedia_seeds(corpus, "subject.No_such_category")
+
+
+def test_fresh_topics_are_the_rule_s_draw(corpus: WikispeediaCorpus) -> None:
+    """The second held-out set is what its stated rule draws, and shares no category (nor an
+    ancestor or descendant of one) with the topics anything was tuned or chosen on."""
+    assert fresh_categories(corpus) == list(FRESH_TOPICS.values())
+    used = [*TUNED_TOPICS.values(), *DEV_TOPICS.values(), *HELDOUT_TOPICS.values()]
+    for category in FRESH_TOPICS.values():
+        for other in used:
+            assert not (category + ".").startswith(other + ".")
+            assert not (other + ".").startswith(category + ".")
+    sizes = [len(corpus.members(c)) for c in FRESH_TOPICS.values()]
+    assert sizes == sorted(sizes, reverse=True)
+    assert topic_names("fresh,Birds") == [*FRESH_TOPICS, "Birds"]
 
 
 def fetch(url: str, **headers: str) -> tuple[int, dict[str, str], bytes]:

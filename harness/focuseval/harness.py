@@ -153,7 +153,7 @@ def expand_topics(names: list[str]) -> list[str]:
     """``--topic`` values: the set names (``tuned``, ``dev``, ``heldout``) become their topics."""
     out: list[str] = []
     for name in names:
-        out += topic_names(name) if name.lower() in ("tuned", "dev", "heldout") else [name]
+        out += topic_names(name) if name.lower() in ("tuned", "dev", "heldout", "fresh") else [name]
     return list(dict.fromkeys(out))
 
 
