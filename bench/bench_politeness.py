@@ -83,6 +83,12 @@ def main() -> int:
     p.add_argument("--seconds", type=int, default=30)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--strategy", default="")
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="NAME:VAR=VALUE[;VAR=VALUE]: one more topical crawl per round, with that environment",
+    )
     args = p.parse_args()
     corpora = corpora_dir()
     if corpora is None or not (corpora / "wikispeedia").exists():
@@ -90,7 +96,11 @@ def main() -> int:
         return 0
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     plain_env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
-    rows: dict[str, list[dict]] = {"plain": [], "topical": []}
+    variants = [
+        (name, dict(kv.split("=", 1) for kv in assigns.split(";")))
+        for name, _, assigns in (v.partition(":") for v in args.variant)
+    ]
+    rows: dict[str, list[dict]] = {"plain": [], "topical": [], **{n: [] for n, _ in variants}}
     web = TestWebProcess(
         corpus="wikispeedia", hosts=args.hosts, corpora=corpora, latency_ms=args.latency_ms
     )
@@ -120,10 +130,21 @@ def main() -> int:
             ]
             if args.strategy:
                 topical_cmd += ["-a", f"strategy={args.strategy}"]
-            for name, cmd, e, cwd, stats, fetched in (
+            runs = [
                 ("plain", plain_cmd, plain_env, tmp, sp, items),
                 ("topical", topical_cmd, env, HERE.parent, st, log),
-            ):
+            ]
+            for name, extra in variants:
+                vs, vl = tmp / f"{name}{r}.json", tmp / f"{name}{r}.jsonl"
+                cmd = [
+                    *topical_cmd[: topical_cmd.index(f"FOCUSCRAWL_STATS_FILE={st}")],
+                    f"FOCUSCRAWL_STATS_FILE={vs}",
+                    *("-s", f"FOCUSCRAWL_CRAWL_LOG={vl}"),
+                    *("-s", f"FOCUSCRAWL_DATA_DIR={tmp}/{name}{r}"),
+                    *topical_cmd[topical_cmd.index(f"FOCUSCRAWL_DATA_DIR={tmp}/data{r}") + 1 :],
+                ]
+                runs.append((name, cmd, {**env, **extra}, HERE.parent, vs, vl))
+            for name, cmd, e, cwd, stats, fetched in runs:
                 row = crawl(cmd, e, cwd, stats, fetched)
                 row["relevant"] = sum(
                     1 for u in set(map(normalize_url, row["urls"])) if u in relevant
@@ -155,6 +176,10 @@ def main() -> int:
         f"focuscrawl topical {med('topical', 'pages_per_second'):6.2f} pages/s, {med('topical', 'relevant'):.0f} relevant"
     )
     print(f"ratio topical / plain: pages/s {pps:.2f} (target >= 0.95), relevant pages {rel:.2f}")
+    for name, _ in variants:
+        vp = med(name, "pages_per_second") / med("plain", "pages_per_second")
+        vr = med(name, "relevant") / max(1.0, med("plain", "relevant"))
+        print(f"ratio {name} / plain: pages/s {vp:.2f}, relevant pages {vr:.2f}")
     return 0
 
 

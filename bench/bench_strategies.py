@@ -26,7 +26,9 @@ the most targets goes first (static link counts from the corpus); ``order=linkcv
 context words, host) and the link's block, trained with every label of the category on the links
 of all corpus articles, cross-validated by target article (5 folds), orders the frontier
 (``cvw=W``: adds ``W`` × its probability to the strategy's score instead; ``order=linkcvp`` also
-gives it the linking page's true label). Without ``--configs``: the six strategies with the
+gives it the linking page's true label); ``seeds=reverse|rotate`` — the same seeds in another
+order (a null change: how far one run's figures move when only the crawl's first tie-break
+does). Without ``--configs``: the six strategies with the
 defaults (the table in docs/strategies.md), HITS included (``hits``; its parameters are the
 ``hits_*`` fields: ``hits:hits_every=10``, ``hits:hits_weighted=0`` for plain HITS). Rendered and partitioned pages and token lists are
 cached per worker process, so a sweep costs mainly scoring.
@@ -92,6 +94,8 @@ def parse_config(spec: str) -> tuple[str, dict[str, Any]]:
             overrides[key] = ADAPT_KEYS[key][1](value)
         elif key in ("auto", "cvw"):
             overrides[key] = float(value)
+        elif key == "seeds" and value in ("reverse", "rotate"):
+            overrides[key] = value
         elif key == "calib" and value in ("otsu", "none"):
             overrides[key] = "" if value == "none" else value
         elif (
@@ -157,6 +161,7 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
     judge = overrides.pop("judge", "model")
     order = overrides.pop("order", "strategy")
     cvw = overrides.pop("cvw", 0.0)
+    seed_order = overrides.pop("seeds", "")
     adapt_args = {ADAPT_KEYS[k][0]: overrides.pop(k) for k in list(overrides) if k in ADAPT_KEYS}
     adapt = adapt_args.pop("", defaults.DEFAULTS["FOCUSCRAWL_ADAPT_TOPIC"])
     params = SharkParams(**overrides)
@@ -178,6 +183,11 @@ def run_one(job: tuple[str, str]) -> tuple[str, str, CrawlMetrics, float]:
                 )  # type: ignore[attr-defined]
         return policy
 
+    if seed_order:  # the same seeds in another order: a null change, for the runs' noise
+        seeds = (
+            topic.seeds[::-1] if seed_order == "reverse" else [*topic.seeds[1:], *topic.seeds[:1]]
+        )
+        topic = dataclasses.replace(topic, seeds=seeds)
     start = time.perf_counter()
     metrics = simulate_metrics(_state["site"], topic, make_policy, pages)
     return topic_name, spec, metrics, time.perf_counter() - start
