@@ -12,6 +12,7 @@ hosts and wait out their delays.
 
     FOCUSCRAWL_CORPORA=../shared/corpora .venv/bin/python bench/bench_politeness.py \\
         [--topic Birds] [--hosts 48] [--latency-ms 300] [--delay 1] [--seconds 30] [--rounds 2]
+        [--variant 'learned:FOCUSCRAWL_STRATEGY=learned']   # one more topical crawl per round
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def main() -> int:
         "--variant",
         action="append",
         default=[],
-        help="NAME:VAR=VALUE[;VAR=VALUE]: one more topical crawl per round, with that environment",
+        help="NAME:SETTING=VALUE[;SETTING=VALUE]: one more topical crawl per round with these "
+        "settings (-s), alternating with the others",
     )
     args = p.parse_args()
     corpora = corpora_dir()
@@ -143,7 +145,8 @@ def main() -> int:
                     *("-s", f"FOCUSCRAWL_DATA_DIR={tmp}/{name}{r}"),
                     *topical_cmd[topical_cmd.index(f"FOCUSCRAWL_DATA_DIR={tmp}/data{r}") + 1 :],
                 ]
-                runs.append((name, cmd, {**env, **extra}, HERE.parent, vs, vl))
+                cmd += [arg for kv in extra.items() for arg in ("-s", "=".join(kv))]
+                runs.append((name, cmd, env, HERE.parent, vs, vl))
             for name, cmd, e, cwd, stats, fetched in runs:
                 row = crawl(cmd, e, cwd, stats, fetched)
                 row["relevant"] = sum(
