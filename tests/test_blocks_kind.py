@@ -43,6 +43,53 @@ def test_forum_thread_keeps_every_post() -> None:
         assert f"Post number {i}" in page.main_text
 
 
+def test_forum_posts_inside_a_moderation_form_are_read() -> None:
+    # Forum software wraps a thread's replies in a <form> (the moderators' and multi-quote
+    # check boxes): Readability's one best container is the opening post, and the replies,
+    # inside the form, are cued as a form's text. Their prose is read; the form's short labels,
+    # its link-led lists and its controls are not.
+    head = '<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script>'
+    opening = f"<div class='topic-opener'><div class='cooked'>{''.join(f'<p>Part {j}: {PROSE * 2}</p>' for j in range(4))}</div></div>"
+    replies = "".join(
+        f"<li class='postcontainer'><div class='username'>user{i}</div>"
+        f"<input type='checkbox' name='quote{i}'> <label>Quote</label>"
+        f"<div class='postbody'><p>Post number {i}: {PROSE[: 60 + 10 * i]}</p></div>"
+        "<ul class='postlinks'><li><a href='/report'>Report this post to a moderator</a></li>"
+        "<li><a href='/reply'>Reply with a quote of this post</a></li></ul></li>"
+        for i in range(2, 7)
+    )
+    body = (
+        f"<div class='thread'><h1>Arctic terns</h1>{opening}</div>"
+        f"<form action='/inlinemod' method='post'><ol class='posts'>{replies}</ol>"
+        "<select name='do'><option>Delete posts</option></select><button>Go</button></form>"
+    )
+    url = "https://forum.example/threads/terns.123/"
+    page = partition(_page(body, head), url)
+    assert page.kind == "forum"
+    for i in range(2, 7):
+        assert f"Post number {i}" in page.main_text
+    assert "Report this post" not in page.main_text and "Delete posts" not in page.main_text
+    before = rules.FORM_POST_KINDS
+    try:
+        rules.FORM_POST_KINDS = frozenset()  # type: ignore[misc]
+        assert "Post number 3" not in partition(_page(body, head), url).main_text
+    finally:
+        rules.FORM_POST_KINDS = before  # type: ignore[misc]
+
+
+def test_a_short_form_text_of_a_forum_is_not_a_post() -> None:
+    page = Page(url="https://forum.example/t/1")
+    page.blocks = [
+        Block(0, "text", PROSE, 0.9, "p"),
+        Block(
+            1, "noise", "Log in to reply to this thread", rules.WEIGHT_NOISE, "p", noise_cue="form"
+        ),  # fmt: skip
+        Block(2, "noise", PROSE + "in a form", rules.WEIGHT_NOISE, "div", noise_cue="form"),
+    ]
+    fit_to_kind(page, "forum", 1.0)
+    assert [b.kind for b in page.blocks] == ["text", "noise", "text"]
+
+
 def test_product_keeps_description_and_specs() -> None:
     head = (
         '<meta property="og:type" content="product">'

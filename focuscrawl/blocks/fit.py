@@ -63,6 +63,8 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
             elif items and block.kind == "link":
                 _take(block, rules.WEIGHT_ITEM_LINKS)
         _read_hidden(page, seen)
+        if kind in rules.FORM_POST_KINDS:
+            _read_form_posts(page, seen)
         if kind == "product":
             _read_hidden_specs(page, seen)
     if _has_main_words(page):
@@ -189,6 +191,24 @@ def _read_hidden(page: Page, seen: set[str]) -> None:
     for block in page.blocks:
         text = block.text
         if block.noise_cue == "hidden" and text and text not in seen and not _link_led(block):
+            seen.add(text)
+            _take(block, rules.WEIGHT_KIND_CONTENT)
+
+
+def _read_form_posts(page: Page, seen: set[str]) -> None:
+    """A thread's posts inside a ``<form>`` (forum software's moderation and multi-quote
+    check boxes wrap the whole thread in one): its prose blocks of ``rules.FORM_POST_WORDS``
+    words or more, link-led ones left out (a form's short labels, a reply box's hints and the
+    lists of links stay out), each text once."""
+    for block in page.blocks:
+        text = block.text
+        if (
+            block.noise_cue == "form"
+            and block.kind != "text"
+            and text.count(" ") >= rules.FORM_POST_WORDS - 1
+            and text not in seen
+            and not _link_led(block)
+        ):
             seen.add(text)
             _take(block, rules.WEIGHT_KIND_CONTENT)
 
