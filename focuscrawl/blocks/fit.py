@@ -67,6 +67,8 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
             _read_form_posts(page, seen)
         if kind == "product":
             _read_hidden_specs(page, seen)
+    else:
+        _read_article_lists(page)
     if _has_main_words(page):
         return "kind"
     for block in page.blocks:
@@ -193,6 +195,22 @@ def _read_hidden(page: Page, seen: set[str]) -> None:
         if block.noise_cue == "hidden" and text and text not in seen and not _link_led(block):
             seen.add(text)
             _take(block, rules.WEIGHT_KIND_CONTENT)
+
+
+def _read_article_lists(page: Page) -> None:
+    """The lists between an article's paragraphs: blocks of ``rules.ARTICLE_LIST_TAGS`` that
+    no cue marks and that are not link-led (a list of related links stays out), lying between
+    the first and the last block of the chosen text, are read with it."""
+    blocks = page.blocks
+    first = last = -1
+    for i, b in enumerate(blocks):
+        if b.kind == "text" and b.text:
+            if first < 0:
+                first = i
+            last = i
+    for b in blocks[first + 1 : last]:
+        if b.tag in rules.ARTICLE_LIST_TAGS and b.text and _uncued(b) and not _link_led(b):
+            _take(b, rules.WEIGHT_KIND_CONTENT)
 
 
 def _read_form_posts(page: Page, seen: set[str]) -> None:

@@ -502,6 +502,11 @@ HIDDEN_OVER_SHOWN = 1.0
 # 0.7673 / 0.7656 / 0.7594; without the rule 0.7485).
 FORM_POST_KINDS = frozenset({"forum"})
 FORM_POST_WORDS = 10
+# An article's lists: blocks of these tags that no cue marks, not link-led, lying between the
+# first and the last block of the chosen text, are read with it (a list between the article's
+# paragraphs that Readability's choice left out: its container is a sibling of the chosen one,
+# or the conditional cleaning dropped it).
+ARTICLE_LIST_TAGS = frozenset({"ul", "ol", "dl"})
 # A product page's hidden blocks of these tags (spec and comparison tables in tabs) are read
 # as content whatever the shown text holds (blocks.fit._read_hidden_specs).
 SPEC_TAGS = frozenset({"th", "td", "dt", "dd", "caption"})
