@@ -43,9 +43,9 @@ def test_forum_thread_keeps_every_post() -> None:
         assert f"Post number {i}" in page.main_text
 
 
-def test_an_articles_lists_between_its_paragraphs_are_read() -> None:
-    # A news story whose text is split over sibling sections, with a box of facts between
-    # them: Readability's choice takes the paragraphs, not the list. The list is read; a list
+def test_an_articles_lists_and_tables_between_its_paragraphs_are_read() -> None:
+    # A news story whose text is split over sibling sections, with a box of facts and a table
+    # between them: Readability's choice takes the paragraphs, not those. They are read; a list
     # of links to other stories between the same paragraphs, and a list after the article, are
     # not.
     head = '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
@@ -53,26 +53,28 @@ def test_an_articles_lists_between_its_paragraphs_are_read() -> None:
     related = "".join(f"<li><a href='/story/{i}'>Another story about birds {i}</a></li>"
                       for i in range(5))  # fmt: skip
     gulls = facts.replace("Tern fact", "Gull fact")
+    table = "<table><tr><th>Colony</th><th>Pairs</th></tr><tr><td>Farne Islands</td><td>2,100</td></tr></table>"
     body = (
         "<article><h1>Terns</h1>"
         f"<div class='story-body'><p>{PROSE}</p><p>Then {PROSE}</p><p>Also {PROSE}</p></div>"
         f"<div class='facts-box'><ul>{facts}</ul></div>"
         f"<div class='story-body'><p>Later, {PROSE}</p><p>Next, {PROSE}</p></div>"
-        f"<div class='more'><ul>{related}</ul></div>"
+        f"<div class='more'><ul>{related}</ul></div><div class='colonies'>{table}</div>"
         f"<div class='story-body'><p>In the end, {PROSE}</p><p>Last, {PROSE}</p></div>"
         f"</article><div class='after'><ul>{gulls}</ul></div>"
     )
     url = "https://news.example/2024/05/terns"
     page = partition(_page(body, head), url)
     assert page.kind == "article"
-    assert "Tern fact 3" in page.main_text
+    assert "Tern fact 3" in page.main_text and "Farne Islands" in page.main_text
     assert "Another story" not in page.main_text and "Gull fact" not in page.main_text
-    before = rules.ARTICLE_LIST_TAGS
+    before = rules.ARTICLE_INSET_TAGS
     try:
-        rules.ARTICLE_LIST_TAGS = frozenset()  # type: ignore[misc]
-        assert "Tern fact 3" not in partition(_page(body, head), url).main_text
+        rules.ARTICLE_INSET_TAGS = frozenset()  # type: ignore[misc]
+        text = partition(_page(body, head), url).main_text
+        assert "Tern fact 3" not in text and "Farne Islands" not in text
     finally:
-        rules.ARTICLE_LIST_TAGS = before  # type: ignore[misc]
+        rules.ARTICLE_INSET_TAGS = before  # type: ignore[misc]
 
 
 def test_forum_posts_inside_a_moderation_form_are_read() -> None:

@@ -68,7 +68,7 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
         if kind == "product":
             _read_hidden_specs(page, seen)
     else:
-        _read_article_lists(page)
+        _read_article_insets(page)
     if _has_main_words(page):
         return "kind"
     for block in page.blocks:
@@ -197,10 +197,11 @@ def _read_hidden(page: Page, seen: set[str]) -> None:
             _take(block, rules.WEIGHT_KIND_CONTENT)
 
 
-def _read_article_lists(page: Page) -> None:
-    """The lists between an article's paragraphs: blocks of ``rules.ARTICLE_LIST_TAGS`` that
-    no cue marks and that are not link-led (a list of related links stays out), lying between
-    the first and the last block of the chosen text, are read with it."""
+def _read_article_insets(page: Page) -> None:
+    """The lists and tables between an article's paragraphs: blocks of
+    ``rules.ARTICLE_INSET_TAGS`` that no cue marks and that are not link-led (a list of related
+    links stays out), lying between the first and the last block of the chosen text, are read
+    with it."""
     blocks = page.blocks
     first = last = -1
     for i, b in enumerate(blocks):
@@ -209,7 +210,7 @@ def _read_article_lists(page: Page) -> None:
                 first = i
             last = i
     for b in blocks[first + 1 : last]:
-        if b.tag in rules.ARTICLE_LIST_TAGS and b.text and _uncued(b) and not _link_led(b):
+        if b.tag in rules.ARTICLE_INSET_TAGS and b.text and _uncued(b) and not _link_led(b):
             _take(b, rules.WEIGHT_KIND_CONTENT)
 
 
