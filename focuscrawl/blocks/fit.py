@@ -11,7 +11,9 @@ not hidden) join the main text, each text once (a repeated copy is left out); on
 collections the link blocks of the items too. A page read as an article whose paragraphs lie
 mostly outside the chosen container (the choice missed the article) is read broadly as well,
 and so is a page told as an article with little confidence whose container took a sliver of it.
-A product page's hidden spec and comparison tables (tabs) are read too.
+A product page's hidden spec and comparison tables (tabs) are read too, and so are a forum's
+posts inside a ``<form>`` (forum software's moderation form wraps the thread). An article keeps
+the lists and tables between its paragraphs that Readability's choice left out.
 A pass over the blocks and their links: linear in the page.
 """
 
