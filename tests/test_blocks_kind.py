@@ -43,6 +43,87 @@ def test_forum_thread_keeps_every_post() -> None:
         assert f"Post number {i}" in page.main_text
 
 
+def test_an_articles_lists_and_tables_between_its_paragraphs_are_read() -> None:
+    # A news story whose text is split over sibling sections, with a box of facts and a table
+    # between them: Readability's choice takes the paragraphs, not those. They are read; a list
+    # of links to other stories between the same paragraphs, and a list after the article, are
+    # not.
+    head = '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+    facts = "".join(f"<li>Tern fact {i}: they fly {i} thousand kilometres</li>" for i in range(5))
+    related = "".join(f"<li><a href='/story/{i}'>Another story about birds {i}</a></li>"
+                      for i in range(5))  # fmt: skip
+    gulls = facts.replace("Tern fact", "Gull fact")
+    table = "<table><tr><th>Colony</th><th>Pairs</th></tr><tr><td>Farne Islands</td><td>2,100</td></tr></table>"
+    body = (
+        "<article><h1>Terns</h1>"
+        f"<div class='story-body'><p>{PROSE}</p><p>Then {PROSE}</p><p>Also {PROSE}</p></div>"
+        f"<div class='facts-box'><ul>{facts}</ul></div>"
+        f"<div class='story-body'><p>Later, {PROSE}</p><p>Next, {PROSE}</p></div>"
+        f"<div class='more'><ul>{related}</ul></div><div class='colonies'>{table}</div>"
+        f"<div class='story-body'><p>In the end, {PROSE}</p><p>Last, {PROSE}</p></div>"
+        f"</article><div class='after'><ul>{gulls}</ul></div>"
+    )
+    url = "https://news.example/2024/05/terns"
+    page = partition(_page(body, head), url)
+    assert page.kind == "article"
+    assert "Tern fact 3" in page.main_text and "Farne Islands" in page.main_text
+    assert "Another story" not in page.main_text and "Gull fact" not in page.main_text
+    before = rules.ARTICLE_INSET_TAGS
+    try:
+        rules.ARTICLE_INSET_TAGS = frozenset()  # type: ignore[misc]
+        text = partition(_page(body, head), url).main_text
+        assert "Tern fact 3" not in text and "Farne Islands" not in text
+    finally:
+        rules.ARTICLE_INSET_TAGS = before  # type: ignore[misc]
+
+
+def test_forum_posts_inside_a_moderation_form_are_read() -> None:
+    # Forum software wraps a thread's replies in a <form> (the moderators' and multi-quote
+    # check boxes): Readability's one best container is the opening post, and the replies,
+    # inside the form, are cued as a form's text. Their prose is read; the form's short labels,
+    # its link-led lists and its controls are not.
+    head = '<script type="application/ld+json">{"@type": "DiscussionForumPosting"}</script>'
+    opening = f"<div class='topic-opener'><div class='cooked'>{''.join(f'<p>Part {j}: {PROSE * 2}</p>' for j in range(4))}</div></div>"
+    replies = "".join(
+        f"<li class='postcontainer'><div class='username'>user{i}</div>"
+        f"<input type='checkbox' name='quote{i}'> <label>Quote</label>"
+        f"<div class='postbody'><p>Post number {i}: {PROSE[: 60 + 10 * i]}</p></div>"
+        "<ul class='postlinks'><li><a href='/report'>Report this post to a moderator</a></li>"
+        "<li><a href='/reply'>Reply with a quote of this post</a></li></ul></li>"
+        for i in range(2, 7)
+    )
+    body = (
+        f"<div class='thread'><h1>Arctic terns</h1>{opening}</div>"
+        f"<form action='/inlinemod' method='post'><ol class='posts'>{replies}</ol>"
+        "<select name='do'><option>Delete posts</option></select><button>Go</button></form>"
+    )
+    url = "https://forum.example/threads/terns.123/"
+    page = partition(_page(body, head), url)
+    assert page.kind == "forum"
+    for i in range(2, 7):
+        assert f"Post number {i}" in page.main_text
+    assert "Report this post" not in page.main_text and "Delete posts" not in page.main_text
+    before = rules.FORM_POST_KINDS
+    try:
+        rules.FORM_POST_KINDS = frozenset()  # type: ignore[misc]
+        assert "Post number 3" not in partition(_page(body, head), url).main_text
+    finally:
+        rules.FORM_POST_KINDS = before  # type: ignore[misc]
+
+
+def test_a_short_form_text_of_a_forum_is_not_a_post() -> None:
+    page = Page(url="https://forum.example/t/1")
+    page.blocks = [
+        Block(0, "text", PROSE, 0.9, "p"),
+        Block(
+            1, "noise", "Log in to reply to this thread", rules.WEIGHT_NOISE, "p", noise_cue="form"
+        ),  # fmt: skip
+        Block(2, "noise", PROSE + "in a form", rules.WEIGHT_NOISE, "div", noise_cue="form"),
+    ]
+    fit_to_kind(page, "forum", 1.0)
+    assert [b.kind for b in page.blocks] == ["text", "noise", "text"]
+
+
 def test_product_keeps_description_and_specs() -> None:
     head = (
         '<meta property="og:type" content="product">'

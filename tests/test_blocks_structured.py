@@ -181,3 +181,87 @@ def test_many_blobs_are_capped() -> None:
     cuts: dict[str, int] = {}
     facts = st.facts_of(root, blobs, cuts)
     assert len(facts) == st.MAX_JSON_LD_BLOBS and cuts["json_ld"] == 3
+
+
+# A thread whose posts a script renders (a Discourse topic as served to a browser): the body is
+# a splash screen, an empty mount point and a hidden login form; only the <head> says what the
+# thread is, its first post cut into the descriptions.
+THREAD = """<!doctype html><html><head><meta charset="utf-8"><title>%(title)s - Forum</title>
+<meta name="description" content="%(short)s&amp;hellip;">
+<meta property="og:type" content="website"><meta property="og:title" content="%(title)s">
+<meta property="og:description" content="%(long)s">
+<meta name="twitter:description" content="%(long)s">
+%(ld)s</head><body class=""><section id="d-splash"><div class="preloader-image">
+<div class="dots"></div><div class="dots"></div></div></section>
+<discourse-assets><div class="hidden" id="data-preloaded"></div></discourse-assets>
+<section id="main"> </section>
+<form id="hidden-login-form" method="post" action="/login" style="display: none;">
+<input name="username" type="text"><input type="submit" value="Log In"></form>
+</body></html>"""
+POST = (
+    "Howdy everyone, I am new to astronomy and excited to start exploring the night sky. I would"
+    " love some advice on choosing my first telescope, something beginner friendly but still"
+    " powerful enough to see planets and deep sky objects. My budget is around 300 to 500"
+)
+THREAD_URL = "https://forum.example.org/t/best-first-telescope/1555"
+
+
+def _thread(long: str, ld: str = "") -> str:
+    return THREAD % {"title": "Best first telescope?", "short": POST[:120], "long": long, "ld": ld}
+
+
+def test_a_script_rendered_thread_reads_the_excerpt_its_description_declares() -> None:
+    page = partition(_thread(POST + "..."), THREAD_URL)
+    assert page.main_text == POST  # the longest description, without its ellipsis
+    assert [b.tag for b in page.blocks if b.kind == "text"] == ["meta"]
+    assert partition(_thread(POST + "\u2026"), THREAD_URL).main_text == POST
+
+
+def test_a_description_that_is_not_an_excerpt_is_not_content() -> None:
+    # The site's summary of a page (a shop's "Free shipping!", a clinic's pitch) describes the
+    # page; when the body shows nothing, there is no main text to read.
+    summary = "Shop the Beatrice rug. Our washable rugs are made to order. Free shipping!"
+    html = _thread(summary).replace(POST[:120] + "&amp;hellip;", summary)
+    assert partition(html, THREAD_URL).main_text == ""
+
+
+def test_a_page_that_shows_text_does_not_read_its_description() -> None:
+    html = _thread(POST + "...").replace(
+        '<section id="main"> </section>',
+        '<section id="main"><p>The telescope thread itself, rendered on the server.</p></section>',
+    )
+    text = partition(html, THREAD_URL).main_text
+    assert "rendered on the server" in text and "Howdy" not in text
+
+
+def test_json_ld_post_bodies_come_before_the_description() -> None:
+    ld = json.dumps(
+        {
+            "@context": "https://schema.org",
+            "@type": "DiscussionForumPosting",
+            "headline": "Best first telescope?",
+            "text": "A whole first post.",
+            "comment": [
+                {"@type": "Comment", "text": "A reply: get a Dobsonian."},
+                {"@type": "Person", "text": "not a post"},
+            ],
+        }
+    )
+    html = _thread(POST + "...", f'<script type="application/ld+json">{ld}</script>')
+    page = partition(html, THREAD_URL)
+    assert "A whole first post." in page.main_text and "Dobsonian" in page.main_text
+    assert "not a post" not in page.main_text and "Howdy" not in page.main_text
+    assert [b.tag for b in page.blocks if b.kind == "text"] == ["script"]
+
+
+def test_declared_text_is_bounded() -> None:
+    from lxml import etree
+
+    root = etree.fromstring("<html><body></body></html>", etree.HTMLParser())
+    blobs = [json.dumps({"@type": "Article", "articleBody": "word " * 15_000})] * 4
+    text, source = st.declared_text(root, blobs)
+    assert source == "json-ld" and len(text) <= st.MAX_DECLARED_CHARS
+    many = "".join(f'<meta name="description" content="d{i}...">' for i in range(500))
+    root = etree.fromstring(f"<html><head>{many}</head></html>", etree.HTMLParser())
+    # the longest of the first MAX_DESCRIPTION_META (20): d10 … d19, the first of them kept
+    assert st.declared_text(root, []) == ("d10", "meta")

@@ -11,7 +11,9 @@ not hidden) join the main text, each text once (a repeated copy is left out); on
 collections the link blocks of the items too. A page read as an article whose paragraphs lie
 mostly outside the chosen container (the choice missed the article) is read broadly as well,
 and so is a page told as an article with little confidence whose container took a sliver of it.
-A product page's hidden spec and comparison tables (tabs) are read too.
+A product page's hidden spec and comparison tables (tabs) are read too, and so are a forum's
+posts inside a ``<form>`` (forum software's moderation form wraps the thread). An article keeps
+the lists and tables between its paragraphs that Readability's choice left out.
 A pass over the blocks and their links: linear in the page.
 """
 
@@ -63,8 +65,12 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
             elif items and block.kind == "link":
                 _take(block, rules.WEIGHT_ITEM_LINKS)
         _read_hidden(page, seen)
+        if kind in rules.FORM_POST_KINDS:
+            _read_form_posts(page, seen)
         if kind == "product":
             _read_hidden_specs(page, seen)
+    else:
+        _read_article_insets(page)
     if _has_main_words(page):
         return "kind"
     for block in page.blocks:
@@ -189,6 +195,41 @@ def _read_hidden(page: Page, seen: set[str]) -> None:
     for block in page.blocks:
         text = block.text
         if block.noise_cue == "hidden" and text and text not in seen and not _link_led(block):
+            seen.add(text)
+            _take(block, rules.WEIGHT_KIND_CONTENT)
+
+
+def _read_article_insets(page: Page) -> None:
+    """The lists and tables between an article's paragraphs: blocks of
+    ``rules.ARTICLE_INSET_TAGS`` that no cue marks and that are not link-led (a list of related
+    links stays out), lying between the first and the last block of the chosen text, are read
+    with it."""
+    blocks = page.blocks
+    first = last = -1
+    for i, b in enumerate(blocks):
+        if b.kind == "text" and b.text:
+            if first < 0:
+                first = i
+            last = i
+    for b in blocks[first + 1 : last]:
+        if b.tag in rules.ARTICLE_INSET_TAGS and b.text and _uncued(b) and not _link_led(b):
+            _take(b, rules.WEIGHT_KIND_CONTENT)
+
+
+def _read_form_posts(page: Page, seen: set[str]) -> None:
+    """A thread's posts inside a ``<form>`` (forum software's moderation and multi-quote
+    check boxes wrap the whole thread in one): its prose blocks of ``rules.FORM_POST_WORDS``
+    words or more, link-led ones left out (a form's short labels, a reply box's hints and the
+    lists of links stay out), each text once."""
+    for block in page.blocks:
+        text = block.text
+        if (
+            block.noise_cue == "form"
+            and block.kind != "text"
+            and text.count(" ") >= rules.FORM_POST_WORDS - 1
+            and text not in seen
+            and not _link_led(block)
+        ):
             seen.add(text)
             _take(block, rules.WEIGHT_KIND_CONTENT)
 

@@ -27,7 +27,7 @@ from focuscrawl.blocks.markup import cap_markup
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.blocks.parse import parse, parse_html, parse_utf8
 from focuscrawl.blocks.segment import walk
-from focuscrawl.blocks.structured import facts_as_text, facts_of
+from focuscrawl.blocks.structured import declared_text, facts_as_text, facts_of
 from focuscrawl.blocks.survey import Survey, survey_python
 
 __all__ = ["main_text", "parse_html", "parse_utf8", "partition"]
@@ -253,6 +253,16 @@ def _partition(
         # a page that shows no text of its own (rendered by a script): its declared facts
         page.blocks.append(Block(len(page.blocks), "text", facts_as_text(page.facts),
                                  rules.WEIGHT_KIND_CONTENT, "script"))  # fmt: skip
+    if not any(b.kind == "text" and b.text for b in page.blocks):
+        # Still no text: a thread or article a script renders (its body an empty mount point,
+        # no <noscript> copy), served with its metadata only. What it declares about itself
+        # (JSON-LD article / post bodies, else its description) is the best reading there is.
+        text, source = declared_text(root, signals.json_ld)
+        if text:
+            tag = "script" if source == "json-ld" else "meta"
+            page.blocks.append(
+                Block(len(page.blocks), "text", text, rules.WEIGHT_KIND_CONTENT, tag)
+            )
     return page, extra
 
 

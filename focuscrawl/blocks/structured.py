@@ -16,7 +16,7 @@ at most ``MAX_FACT_CHARS`` characters are kept, and what was cut is counted in `
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from lxml import etree
@@ -101,6 +101,14 @@ def facts_of(
 
 
 def _json_ld_facts(json_ld: Iterable[str], add: Any, cuts: dict[str, int]) -> None:
+    for node in _json_ld_objects(json_ld, cuts):
+        if _is_product(node.get("@type")):
+            _fields(node, add)
+
+
+def _json_ld_objects(json_ld: Iterable[str], cuts: dict[str, int]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of the page's JSON-LD blobs, depth first, within the budgets (what
+    they cut is counted in ``cuts``)."""
     budget = MAX_JSON_LD_NODES
     for i, text in enumerate(json_ld):
         if i >= MAX_JSON_LD_BLOBS or len(text) > MAX_JSON_LD_CHARS:
@@ -120,8 +128,7 @@ def _json_ld_facts(json_ld: Iterable[str], add: Any, cuts: dict[str, int]) -> No
             if isinstance(node, list):
                 stack.extend((v, depth + 1) for v in reversed(node[:MAX_JSON_LD_NODES]))
             elif isinstance(node, dict):
-                if _is_product(node.get("@type")):
-                    _fields(node, add)
+                yield node
                 for v in node.values():
                     if isinstance(v, dict | list):
                         stack.append((v, depth + 1))
@@ -131,8 +138,13 @@ def _json_ld_facts(json_ld: Iterable[str], add: Any, cuts: dict[str, int]) -> No
 
 
 def _is_product(types: Any) -> bool:
+    return _is_of(types, PRODUCT_TYPES)
+
+
+def _is_of(types: Any, names: frozenset[str]) -> bool:
+    """A JSON-LD ``@type`` (a name, a URL or a list of them) is one of ``names``."""
     listed = types if isinstance(types, list) else [types]
-    return any(isinstance(t, str) and t.rsplit("/", 1)[-1].lower() in PRODUCT_TYPES for t in listed)
+    return any(isinstance(t, str) and t.rsplit("/", 1)[-1].lower() in names for t in listed)
 
 
 def _fields(node: dict[str, Any], add: Any) -> None:
@@ -179,3 +191,72 @@ def facts_as_text(facts: list[str]) -> str:
         field, _, value = fact.partition(": ")
         by_field.setdefault(field, value)
     return " ".join(by_field[f] for f in TEXT_FIELDS if f in by_field)
+
+
+#: JSON-LD fields that hold a page's whole text (an article's or a forum post's body)
+BODY_FIELDS = ("articlebody", "text")
+#: schema.org types whose body fields are the page's text (the last path part, lower-cased)
+BODY_TYPES = frozenset(
+    {
+        "article",
+        "newsarticle",
+        "blogposting",
+        "techarticle",
+        "report",
+        "socialmediaposting",
+        "discussionforumposting",
+        "question",
+        "answer",
+        "comment",
+        "review",
+        "howto",
+        "recipe",
+    }  # fmt: skip
+)
+MAX_DECLARED_CHARS = 200_000  # the declared text read as a page's main text, at most
+#: ``<meta>`` names / properties whose content describes the page (the longest is read)
+DESCRIPTION_META = ("og:description", "twitter:description", "description")
+#: how a description that is an excerpt of a longer body ends (``&hellip;`` escaped twice)
+EXCERPT_ENDS = ("...", "\u2026", "&hellip;")
+_DESCRIPTIONS = etree.XPath(
+    "//meta[" + " or ".join(f"@name='{n}' or @property='{n}'" for n in DESCRIPTION_META) + "]"
+)
+MAX_DESCRIPTION_META = 20  # such <meta> elements read per page
+
+
+def declared_text(root: etree._Element, json_ld: Iterable[str]) -> tuple[str, str]:
+    """The text a page declares for itself when it shows none (a thread or an article that a
+    script renders, served with its metadata only), with where it came from, or ``("", "")``:
+    the bodies of its JSON-LD articles, posts, questions and answers (``articleBody`` /
+    ``text``) in order (``"json-ld"``); else its longest OpenGraph, Twitter or ``<meta
+    name="description">`` description when that is an excerpt of a longer body (it ends in an
+    ellipsis: the body exists, a script shows it), without the ellipsis (``"meta"``). A
+    description that is not cut is the site's summary of the page, not its content (a page
+    whose body is a script's mount point and nothing else has no main text to read). Bounded
+    as the facts are."""
+    parts: list[str] = []
+    size = 0
+    for node in _json_ld_objects(json_ld, {}):
+        if not _is_of(node.get("@type"), BODY_TYPES):
+            continue
+        for key, value in node.items():
+            if isinstance(key, str) and key.lower() in BODY_FIELDS and isinstance(value, str):
+                text = " ".join(value[:MAX_DECLARED_CHARS].split())
+                if text and size < MAX_DECLARED_CHARS:
+                    parts.append(text[: MAX_DECLARED_CHARS - size])
+                    size += len(parts[-1])
+    if parts:
+        return " ".join(parts)[:MAX_DECLARED_CHARS].rstrip(), "json-ld"
+    best = ""
+    for n, el in enumerate(_DESCRIPTIONS(root)):  # type: ignore[arg-type, union-attr]
+        if n >= MAX_DESCRIPTION_META:
+            break
+        content = el.get("content") or ""  # type: ignore[union-attr]
+        text = " ".join(content[:MAX_DECLARED_CHARS].split())
+        if len(text) > len(best):
+            best = text
+    for end in EXCERPT_ENDS:
+        if best.endswith(end):
+            excerpt = best[: -len(end)].rstrip()
+            return (excerpt, "meta") if excerpt else ("", "")
+    return "", ""
