@@ -48,7 +48,7 @@ import psycopg.errors
 from psycopg_pool import ConnectionPool
 
 from focuscrawl.credentials import redact_text, redact_url
-from focuscrawl.index import pgschema
+from focuscrawl.index import pgschema, pgtsvector
 from focuscrawl.index.errors import IndexStoreError, IndexUnavailable
 from focuscrawl.index.pgrows import (
     PAGE_KEYS,
@@ -141,6 +141,7 @@ class PostgresIndex:
         self._mark: int | None = None  # len(_ops) at the item's savepoint (kept client-side)
         self._lost = False  # the transaction is gone (a new connection, a deadlock): replay
         self._queued: list[tuple[str, Any]] = []  # writes sent with the COMMIT (:meth:`flush`)
+        self.client_tsv = False  # tsvectors built here (:mod:`.pgtsvector`), not by the server
 
     @classmethod
     def open(
@@ -163,6 +164,7 @@ class PostgresIndex:
             index._conn = index._connect()
             if not readonly:
                 pgschema.create(index._conn)
+                index.client_tsv = pgtsvector.available() and pgtsvector.server_agrees(index._conn)
             elif index._conn.execute("SELECT to_regclass('focuscrawl_meta')").fetchone()[0] is None:
                 raise FileNotFoundError(f"no index at {index.path}")
             version = pgschema.schema_version(index._conn)
@@ -420,13 +422,17 @@ class PostgresIndex:
         **fields: Any,
     ) -> bool:
         """Add or replace the page at ``url`` now; True when it was new (see the SQLite index)."""
-        sql, params = upsert_statement(self.counts, url, title, text, **fields)
+        sql, params = upsert_statement(
+            self.counts, url, title, text, client_tsv=self.client_tsv, **fields
+        )
         return bool(self._write(sql, params).fetchone()[0])
 
     def queue_upsert(self, url: str, title: str, text: str, **fields: Any) -> None:
         """:meth:`upsert`, sent with the next :meth:`flush` (its outcome in the list it returns;
         the text is cleaned and counted now)."""
-        self._queue(*upsert_statement(self.counts, url, title, text, **fields))
+        self._queue(
+            *upsert_statement(self.counts, url, title, text, client_tsv=self.client_tsv, **fields)
+        )
 
     def queue_remove(self, url: str) -> None:
         """:meth:`remove`, sent with the next :meth:`flush`."""
