@@ -184,6 +184,7 @@ def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
         lite_wall, lite_cpu = fill(lite, maker, args.pages)
         lite.close()
         pg = open_index(fresh_pg(admin, "bench_cost"))
+        print(f"  PG tsvectors built by the {'client' if pg.client_tsv else 'server'}")  # type: ignore[attr-defined]
         s0 = server_cpu()
         pg_wall, pg_cpu = fill(pg, maker, args.pages)
         pg_server = server_cpu() - s0
@@ -192,6 +193,20 @@ def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
         row("wall per page", lite_wall * ms, pg_wall * ms, "ms", "(target <= 1.5x)")
         row("client CPU per page", lite_cpu * ms, pg_cpu * ms, "ms")
         row("client + server CPU per page", lite_cpu * ms, (pg_cpu + pg_server) * ms, "ms")
+        pg = open_index(fresh_pg(admin, "bench_cost_server_tsv"))
+        pg.client_tsv = False  # type: ignore[attr-defined]
+        s0 = server_cpu()
+        srv_wall, srv_cpu = fill(pg, maker, args.pages)
+        srv_server = server_cpu() - s0
+        pg.close()
+        row("wall per page, PG server tsvector", lite_wall * ms, srv_wall * ms, "ms")
+        row("client CPU, PG server tsvector", lite_cpu * ms, srv_cpu * ms, "ms")
+        row(
+            "client + server CPU, server tsvector",
+            lite_cpu * ms,
+            (srv_cpu + srv_server) * ms,
+            "ms",
+        )
         pg = open_index(fresh_pg(admin, "bench_cost_direct"))
         s0 = server_cpu()
         direct_wall, direct_cpu = fill(pg, maker, args.pages, direct=True)

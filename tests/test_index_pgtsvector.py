@@ -70,17 +70,17 @@ def conn(pg_server: Any) -> Iterator[Any]:
 
     with psycopg.connect(_db(pg_server), autocommit=True) as c:
         pgschema.create(c)
+        pgtsvector.register(c)
         yield c
 
 
 _ENTRY = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
 
 
-def parse(vector: str, cap: int = 255) -> dict[str, list[str]]:
-    """A tsvector's text as lexeme → positions (the first ``cap``: the server's literal input
-    keeps 256 of a lexeme's positions where ``to_tsvector`` keeps 255)."""
+def parse(vector: str) -> dict[str, list[str]]:
+    """A tsvector's text as lexeme → positions (for a readable difference)."""
     return {
-        m.group(1).replace("''", "'"): (m.group(2) or "").split(",")[:cap]
+        m.group(1).replace("''", "'"): (m.group(2) or "").split(",")
         for m in _ENTRY.finditer(vector)
     }
 
@@ -98,25 +98,31 @@ def client_vectors(conn: Any, title: str, text: str) -> tuple[str, str] | None:
     literals = pgtsvector.page_vectors(title, text)
     if literals is None:
         return None
-    row = conn.execute("SELECT %s::tsvector::text, %s::tsvector::text", literals).fetchone()
+    row = conn.execute("SELECT %s::text, %s::text", literals).fetchone()
     return row[0], row[1]
 
 
 # --- without a server --------------------------------------------------------------------
 
 
-def test_quote_doubles_quotes_and_backslashes() -> None:
-    assert pgtsvector.quote("eagl") == "'eagl':"
-    assert pgtsvector.quote("it's") == "'it''s':"
-    assert pgtsvector.quote("a\\'b") == "'a\\\\''b':"
+def test_vectors_number_title_then_body_and_keep_the_servers_caps() -> None:
+    a, b = b"a\0", b"b\0"
+    weight_a = pgtsvector.WEIGHT_A
+    tsv, title_tsv = pgtsvector.vectors([a, b], [a])
+    assert tsv == {a: [1 | weight_a, 3], b: [2 | weight_a]}
+    assert title_tsv == {a: [1], b: [2]}
+    assert pgtsvector.vectors([], []) == ({}, {})
+    tsv, _ = pgtsvector.vectors([a], [b] * 300)  # to_tsvector keeps 255 positions
+    assert tsv[b] == list(range(2, 257)) and tsv[a] == [1 | weight_a]
+    tsv, _ = pgtsvector.vectors([], [a] * 100 + [b] * pgtsvector.MAX_POS)
+    assert tsv[b] == list(range(101, 356))
+    tsv, _ = pgtsvector.vectors([], [a] * pgtsvector.MAX_POS + [b])  # past the last position
+    assert tsv[b] == [pgtsvector.MAX_POS]
 
 
-def test_literal_numbers_title_then_body_and_caps_positions() -> None:
-    a, b = pgtsvector.quote("a"), pgtsvector.quote("b")
-    assert pgtsvector.literals([a, b], [a]) == ("'a':1A 'b':2A 'a':3", "'a':1 'b':2")
-    assert pgtsvector.literals([], []) == ("", "")
-    tsv, _ = pgtsvector.literals([a], [b] * (pgtsvector.MAX_POS + 5))
-    assert tsv.endswith("'b':16383 'b':16383") and tsv.count("'b':") == pgtsvector.MAX_POS + 5
+def test_the_binary_format() -> None:
+    data = pgtsvector.encode({b"b\0": [2, 5], b"a\0": [1 | pgtsvector.WEIGHT_A]}).data
+    assert data == (b"\0\0\0\2" + b"a\0" + b"\0\1" + b"\xc0\1" + b"b\0" + b"\0\2" + b"\0\2\0\5")
 
 
 def test_text_the_client_parser_does_not_follow_goes_to_the_server() -> None:
@@ -215,7 +221,7 @@ def test_a_server_that_stems_otherwise_builds_every_vector(
     from focuscrawl.index.pgstore import PostgresIndex
 
     monkeypatch.setattr(pgtokens, "stemmer", lambda: lambda words: [w + "x" for w in words])
-    monkeypatch.setattr(pgtsvector, "_entry_of", {})
+    monkeypatch.setattr(pgtsvector, "_key_of", {})
     with caplog.at_level(logging.WARNING, logger="focuscrawl.index.pgtsvector"):
         ix = PostgresIndex.open(pg_url)
     assert not ix.client_tsv
@@ -256,3 +262,30 @@ def test_agreement_on_wikipedia_articles(conn: Any, corpora: Any) -> None:
     assert refused <= pages * 0.05
     assert same >= built * 0.98
     assert both >= either * 0.9995
+
+
+def test_the_setting_leaves_the_vectors_to_the_server(pg_url: str, tmp_path: Any) -> None:
+    from scrapy.utils.misc import build_from_crawler
+    from scrapy.utils.test import get_crawler
+
+    from focuscrawl.index.backend import open_index
+    from focuscrawl.pipelines.index import IndexPipeline
+
+    ix = open_index(pg_url, client_tsvector=False)
+    assert not ix.client_tsv  # type: ignore[attr-defined]
+    ix.upsert("http://h/1", "Eagles", "eagles nest")
+    ix.commit()
+    assert [h.url for h in ix.search("eagle").hits] == ["http://h/1"]
+    ix.close()
+    for value, expected in ((False, False), (True, True)):
+        crawler = get_crawler(
+            settings_dict={
+                "FOCUSCRAWL_DATA_DIR": str(tmp_path),
+                "FOCUSCRAWL_INDEX_URL": pg_url,
+                "FOCUSCRAWL_INDEX_CLIENT_TSVECTOR": value,
+            }
+        )
+        pipe = build_from_crawler(IndexPipeline, crawler)
+        pipe.open_spider()
+        assert pipe.index.client_tsv is expected  # type: ignore[union-attr]
+        pipe.close_spider()

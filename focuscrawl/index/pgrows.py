@@ -143,5 +143,5 @@ FROM (SELECT to_tsvector('{CFG}', %(fts_title)s) AS v) t"""
     + _ON_CONFLICT
 )
 
-#: the tsvectors made by the client (literals: :mod:`.pgtsvector`)
-UPSERT_CLIENT_TSV = _INSERT + "    %(tsv)s::tsvector, %(title_tsv)s::tsvector" + _ON_CONFLICT
+#: the tsvectors made by the client (binary parameters of type tsvector: :mod:`.pgtsvector`)
+UPSERT_CLIENT_TSV = _INSERT + "    %(tsv)s, %(title_tsv)s" + _ON_CONFLICT

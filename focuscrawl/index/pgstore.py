@@ -151,10 +151,13 @@ class PostgresIndex:
         readonly: bool = False,
         retry_timeout: float | None = None,
         pool_size: int = POOL_SIZE,
+        client_tsvector: bool = True,
     ) -> PostgresIndex:
         """Connect (``readonly``: from the shared pool) and, to write, create the tables when
-        missing. FileNotFoundError: readonly and no index there; ValueError: a malformed URL or
-        tables of another schema; :class:`IndexUnavailable`: the server cannot be reached."""
+        missing; ``client_tsvector``: build the pages' tsvectors here when PyStemmer is there
+        and the server stems alike (:mod:`.pgtsvector`). FileNotFoundError: readonly and no
+        index there; ValueError: a malformed URL or tables of another schema;
+        :class:`IndexUnavailable`: the server cannot be reached."""
         if retry_timeout is None:
             retry_timeout = READ_RETRY_TIMEOUT if readonly else RETRY_TIMEOUT
         connection_kwargs(url, autocommit=readonly)  # a malformed URL fails here, redacted
@@ -164,7 +167,11 @@ class PostgresIndex:
             index._conn = index._connect()
             if not readonly:
                 pgschema.create(index._conn)
-                index.client_tsv = pgtsvector.available() and pgtsvector.server_agrees(index._conn)
+                index.client_tsv = (
+                    client_tsvector
+                    and pgtsvector.available()
+                    and pgtsvector.server_agrees(index._conn)
+                )
             elif index._conn.execute("SELECT to_regclass('focuscrawl_meta')").fetchone()[0] is None:
                 raise FileNotFoundError(f"no index at {index.path}")
             version = pgschema.schema_version(index._conn)
@@ -192,7 +199,9 @@ class PostgresIndex:
                 return self.pool.getconn(timeout=max(1.0, self.retry_timeout))
             except Exception as exc:  # PoolTimeout: no connection could be made
                 raise psycopg.OperationalError(self._text(exc)) from None
-        return psycopg.connect(**connection_kwargs(self.url, autocommit=self.readonly))
+        conn = psycopg.connect(**connection_kwargs(self.url, autocommit=self.readonly))
+        pgtsvector.register(conn)  # the client's tsvectors (:mod:`.pgtsvector`)
+        return conn
 
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
