@@ -139,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the PostgreSQL crawls with FOCUSCRAWL_INDEX_WRITER_THREAD (batches off the reactor)",
     )
+    ap.add_argument(
+        "--pg-server-tsvector",
+        action="store_true",
+        help="the PostgreSQL crawls with FOCUSCRAWL_INDEX_CLIENT_TSVECTOR=False (server-built)",
+    )
     ap.add_argument("--pg-url", default="", help="an admin URL of an existing server")
     ap.add_argument(
         "--no-fsync", action="store_true", help="the bench's cluster with fsync off (as the tests')"
@@ -166,6 +171,8 @@ def run(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> int:
         costs(args, admin, server_cpu)
     if args.crawl_pages:
         extra = ["-s", "FOCUSCRAWL_INDEX_WRITER_THREAD=True"] if args.pg_writer_thread else []
+        if args.pg_server_tsvector:
+            extra += ["-s", "FOCUSCRAWL_INDEX_CLIENT_TSVECTOR=False"]
         crawl(admin, args.crawl_pages, args.crawl_rounds, server_cpu, extra)
     if args.quality:
         quality(admin)

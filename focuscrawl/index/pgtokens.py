@@ -59,7 +59,7 @@ TOKEN_RULES = re.compile(
         (?:[./]{_FILE_PART}(?:\.{_FILE_PART})*)*(?:/{_FILE_PART}(?:\.{_FILE_PART})*)+
         |[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*(?:\.{_FILE_PART})+
         |{_AFTER_TOKEN}(?:~{_FILE_PART}|\.\.(?=\s|\Z)))
-    |(?P<signed>[-+][0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)
+    |(?P<signed>[-+][0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?(?!\.[0-9]))  # -2.5.1: - then 2.5.1
     |(?P<hyphen>(?:{_LETTER}{_ALNUM}*|[0-9]+{_LETTER}{_ALNUM}*)(?:-{_HWORD_PART})+)(?:-(?=[0-9]))?
     |(?P<word>{_ALNUM}+)
     """,
