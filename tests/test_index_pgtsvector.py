@@ -30,6 +30,7 @@ TRICKY = [
     "U.S. army, e.g. this, i.e. that, Ph.D., x.y.z, A.B.C.D and/or km/h 1/10/06 /usr/bin",
     "3.14 and 1.2.3, -5 +7 x-5 1e5 1.5e-3 -1.5 2e5 3e 1,000,000 .5 1.x v1.x 1.5km 3.com",
     "Apollodorus (2.5.1-2.5.12) gives, Library 1.9.19, 2.7.7 (140 BC) -2.5.1 +1.2",
+    "~6,500/~1,980? 1.6~1.7 ft/~4560 260\u2013280\u03bcL/L a/~b/~c.d 260-280\u03bcL/L",
     "mp3 1990s 19th h2o 3com don't John's it's-a don't-stop a-b- x--y-z well--known",
     "foo@bar.com http://x.org/a b www.x.org:8080/p?q=1 z x.org/a'b x.org/(a) www.gov.spb.ru/",
     "end.Start nickel.The Strongbad_email.exe a_b.com foo-bar.com ab-cd.ef abc.de1 ab1.cd",

@@ -37,6 +37,7 @@ _LABEL = r"[A-Za-z0-9]+(?:[_\-][A-Za-z0-9]+)*"
 # (a number does not go on with "-" into a host: "0-y.ee" is 0 then y.ee)
 _HOST = rf"(?![0-9]+-){_LABEL}(?:\.{_LABEL})*\.[A-Za-z]{{2,}}(?![A-Za-z0-9_])(?::[0-9]+)?"
 _FILE_PART = r"[A-Za-z0-9_][A-Za-z0-9_\-]*"
+_NUMWORD = r"[^\W_]*[0-9][^\W_]*"  # letters of any script with a digit: a path may follow
 _HWORD_PART = rf"{_ALNUM}*{_LETTER}{_ALNUM}*"
 # "~" and "." start a path only where the parser is between tokens, not inside a run of
 # separators (which swallows them): at the start of the text or right after a token
@@ -55,10 +56,10 @@ TOKEN_RULES = re.compile(
     |(?P<host>{_HOST})
     |(?P<number>[0-9]+(?:\.[0-9]+)?[eE][-+]?[0-9]+                       # sfloat
         |[0-9]+(?:\.[0-9]+)+)                                           # float, version
-    |(?P<file>(?:{_ASCII_ALNUM}+|{_AFTER_TOKEN}(?:~{_FILE_PART}|\.\.?(?=/))|(?=/))
-        (?:[./]{_FILE_PART}(?:\.{_FILE_PART})*)*(?:/{_FILE_PART}(?:\.{_FILE_PART})*)+
+    |(?P<file>(?:{_ASCII_ALNUM}+|{_NUMWORD}|{_AFTER_TOKEN}(?:~{_FILE_PART}|\.\.?(?=/))|(?=/))
+        (?:[./]~?{_FILE_PART}(?:\.{_FILE_PART})*)*(?:/~?{_FILE_PART}(?:\.{_FILE_PART})*)+
         |[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*(?:\.{_FILE_PART})+
-        |{_AFTER_TOKEN}(?:~{_FILE_PART}|\.\.(?=\s|\Z)))
+        |{_AFTER_TOKEN}(?:~{_FILE_PART}(?:[./]~?{_FILE_PART})*|\.\.(?=\s|\Z)))
     |(?P<signed>[-+][0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?(?!\.[0-9]))  # -2.5.1: - then 2.5.1
     |(?P<hyphen>(?:{_LETTER}{_ALNUM}*|[0-9]+{_LETTER}{_ALNUM}*)(?:-{_HWORD_PART})+)(?:-(?=[0-9]))?
     |(?P<word>{_ALNUM}+)
