@@ -45,14 +45,8 @@ HOSTILE = [
     "'; DROP TABLE focuscrawl_pages; -- $$; DELETE FROM pages; $$ eagle\\'; SELECT 1; --",
     "'a':1A 'b':2 a & !b | c:* eagle <-> (nest) :* ::tsvector",
     "a " * 300 + "b " * 256 + "c",  # a lexeme past 255 positions
-    ("x" * 1001)
-    + " "
-    + ("y" * 2047)
-    + " "
-    + ("y" * 2048)
-    + " "
-    + ("é" * 1024)
-    + " after long words",
+    # 500 characters (a longer run is the server's), 1,000 bytes (stemmed), 1,004 (not)
+    ("x" * 500) + " " + ("é" * 500) + " " + ("\U0001d538" * 251) + " after long words",
 ]
 
 
@@ -292,3 +286,18 @@ def test_the_setting_leaves_the_vectors_to_the_server(pg_url: str, tmp_path: Any
         pipe.open_spider()
         assert pipe.index.client_tsv is expected  # type: ignore[union-attr]
         pipe.close_spider()
+
+
+#: runs that made the first version of the rules backtrack exponentially ("a.a.a." of 40
+#: characters never finished), and others dense with tokens
+BACKTRACKERS = ["a.", "a-", "1.", "a/", "a.b-", "-1.", "1é.", "é-", "~a.", "a-1a", "a.a@", "x.org/"]
+
+
+@pytest.mark.timeout(60)  # a rule that backtracks would not finish at all
+def test_hostile_runs_are_read_in_linear_time_or_left_to_the_server(conn: Any) -> None:
+    for unit in BACKTRACKERS:
+        run = (unit * pgtokens.MAX_RUN)[: pgtokens.MAX_RUN]
+        text = (run + " ") * 20
+        client = client_vectors(conn, "", text)  # read, and the server takes the vector
+        assert client is not None
+        assert pgtsvector.page_vectors("", run + unit) is None  # a longer run: the server's

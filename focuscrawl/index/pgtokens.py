@@ -30,15 +30,17 @@ from typing import Any
 MAX_TOKEN_BYTES = 2048  # PostgreSQL skips a token this long or longer: no lexeme, no position
 MAX_STEM_BYTES = 1000  # the snowball dictionary lower-cases a longer word without stemming it
 
+# Possessive quantifiers and lookaheads keep every rule linear: no rule can split a run two
+# ways, so no text makes the expression backtrack (a run of "a.a.a." took exponential time).
 _ALNUM = r"[^\W_]"  # a letter or a digit (any script)
 _LETTER = r"[^\W\d_]"
-_ASCII_ALNUM = r"[A-Za-z0-9]"
-_LABEL = r"[A-Za-z0-9]+(?:[_\-][A-Za-z0-9]+)*"
+_WITH_LETTER = r"(?=\d*+[^\W\d_])[^\W_]++"  # letters and digits, a letter among them
+_LABEL = r"[A-Za-z0-9]++(?:[_\-][A-Za-z0-9]++)*+"
 # (a number does not go on with "-" into a host: "0-y.ee" is 0 then y.ee)
-_HOST = rf"(?![0-9]+-){_LABEL}(?:\.{_LABEL})*\.[A-Za-z]{{2,}}(?![A-Za-z0-9_])(?::[0-9]+)?"
-_FILE_PART = r"[A-Za-z0-9_][A-Za-z0-9_\-]*"
-_NUMWORD = r"[^\W_]*[0-9][^\W_]*"  # letters of any script with a digit: a path may follow
-_HWORD_PART = rf"{_ALNUM}*{_LETTER}{_ALNUM}*"
+_HOST = rf"(?![0-9]++-){_LABEL}(?:\.{_LABEL})*\.[A-Za-z]{{2,}}(?![A-Za-z0-9_])(?::[0-9]++)?"
+_FILE_PART = r"[A-Za-z0-9_][A-Za-z0-9_\-]*+"
+_NUMWORD = r"(?=[^\W\d_]*+\d)[^\W_]++"  # letters of any script with a digit: a path may follow
+_PATH_ON = rf"(?:\.{_FILE_PART}|/~?{_FILE_PART})*+"  # more of a path: ".part", "/part", "/~part"
 # "~" and "." start a path only where the parser is between tokens, not inside a run of
 # separators (which swallows them): at the start of the text or right after a token
 _AFTER_TOKEN = r"(?:\A|(?<=[^\W_]))"
@@ -49,23 +51,29 @@ _AFTER_TOKEN = r"(?:\A|(?<=[^\W_]))"
 #: give several lexemes
 TOKEN_RULES = re.compile(
     rf"""
-    (?P<skip>&(?:\#[0-9]+|\#[xX][0-9A-Fa-f]+|[A-Za-z:_][A-Za-z0-9:_.\-]*);  # XML entity
-        |[A-Za-z]+://)                                                  # protocol head
-    |(?P<url>{_HOST}/[^\s"\\]+)                                           # host, path
-    |(?P<email>{_ASCII_ALNUM}+(?:[.\-]{_ASCII_ALNUM}+)*@{_HOST})
+    (?P<skip>&(?:\#[0-9]++|\#[xX][0-9A-Fa-f]++|[A-Za-z:_][A-Za-z0-9:_.\-]*+);  # XML entity
+        |[A-Za-z]++://)                                                  # protocol head
+    |(?P<url>{_HOST}/[^\s"\\]++)                                          # host, path
+    |(?P<email>[A-Za-z0-9]++(?:[.\-][A-Za-z0-9]++)*+@{_HOST})
     |(?P<host>{_HOST})
-    |(?P<number>[0-9]+(?:\.[0-9]+)?[eE][-+]?[0-9]+                       # sfloat
-        |[0-9]+(?:\.[0-9]+)+)                                           # float, version
-    |(?P<file>(?:{_ASCII_ALNUM}+|{_NUMWORD}|{_AFTER_TOKEN}(?:~{_FILE_PART}|\.\.?(?=/))|(?=/))
-        (?:[./]~?{_FILE_PART}(?:\.{_FILE_PART})*)*(?:/~?{_FILE_PART}(?:\.{_FILE_PART})*)+
-        |[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*(?:\.{_FILE_PART})+
-        |{_AFTER_TOKEN}(?:~{_FILE_PART}(?:[./]~?{_FILE_PART})*|\.\.(?=\s|\Z)))
-    |(?P<signed>[-+][0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?(?!\.[0-9]))  # -2.5.1: - then 2.5.1
-    |(?P<hyphen>(?:{_LETTER}{_ALNUM}*|[0-9]+{_LETTER}{_ALNUM}*)(?:-{_HWORD_PART})+)(?:-(?=[0-9]))?
-    |(?P<word>{_ALNUM}+)
+    |(?P<number>[0-9]++(?:\.[0-9]++)?[eE][-+]?[0-9]++                    # sfloat
+        |[0-9]++(?:\.[0-9]++)++)                                        # float, version
+    |(?P<file>(?:[A-Za-z0-9]++|{_NUMWORD}|{_AFTER_TOKEN}(?:~{_FILE_PART}|\.\.?(?=/))|(?=/))
+        (?:\.{_FILE_PART})*+/~?{_FILE_PART}{_PATH_ON}                   # a path with a slash
+        |(?=[0-9]*+[A-Za-z])[A-Za-z0-9]++(?:\.{_FILE_PART})++            # u.s, e.g, abc.de1
+        |{_AFTER_TOKEN}(?:~{_FILE_PART}{_PATH_ON}|\.\.(?=\s|\Z)))
+    |(?P<signed>[-+][0-9]++(?:\.[0-9]++)?(?:[eE][-+]?[0-9]++)?(?!\.[0-9]))  # -2.5.1: - 2.5.1
+    |(?P<hyphen>(?:{_LETTER}{_ALNUM}*+|[0-9]++{_LETTER}{_ALNUM}*+)(?:-{_WITH_LETTER})++)
+        (?:-(?=[0-9]))?
+    |(?P<word>{_ALNUM}++)
     """,
     re.VERBOSE,
 )
+
+#: a run of non-space characters this long is left to the server (each rule is linear, but a
+#: failed rule may read a run again from each of its tokens)
+MAX_RUN = 500
+_LONG_RUN = re.compile(rf"\S{{{MAX_RUN + 1}}}")
 
 #: an XML tag or comment: the parser drops it (it may span spaces; after ``<script`` or
 #: ``<style`` the parser skips text until the closing tag)
@@ -97,6 +105,8 @@ def stemmer() -> Callable[[list[str]], list[str]] | None:
 def parsable(text: str) -> bool:
     """Whether :func:`lexemes` follows the server's parser on ``text``."""
     if "<" in text and _TAG.search(text):
+        return False
+    if len(text) > MAX_RUN and _LONG_RUN.search(text):
         return False
     if text.isascii():
         return True
