@@ -139,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the PostgreSQL crawls with FOCUSCRAWL_INDEX_WRITER_THREAD (batches off the reactor)",
     )
+    ap.add_argument(
+        "--pg-server-tsvector",
+        action="store_true",
+        help="the PostgreSQL crawls with FOCUSCRAWL_INDEX_CLIENT_TSVECTOR=False (server-built)",
+    )
     ap.add_argument("--pg-url", default="", help="an admin URL of an existing server")
     ap.add_argument(
         "--no-fsync", action="store_true", help="the bench's cluster with fsync off (as the tests')"
@@ -166,6 +171,8 @@ def run(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> int:
         costs(args, admin, server_cpu)
     if args.crawl_pages:
         extra = ["-s", "FOCUSCRAWL_INDEX_WRITER_THREAD=True"] if args.pg_writer_thread else []
+        if args.pg_server_tsvector:
+            extra += ["-s", "FOCUSCRAWL_INDEX_CLIENT_TSVECTOR=False"]
         crawl(admin, args.crawl_pages, args.crawl_rounds, server_cpu, extra)
     if args.quality:
         quality(admin)
@@ -184,6 +191,7 @@ def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
         lite_wall, lite_cpu = fill(lite, maker, args.pages)
         lite.close()
         pg = open_index(fresh_pg(admin, "bench_cost"))
+        print(f"  PG tsvectors built by the {'client' if pg.client_tsv else 'server'}")  # type: ignore[attr-defined]
         s0 = server_cpu()
         pg_wall, pg_cpu = fill(pg, maker, args.pages)
         pg_server = server_cpu() - s0
@@ -192,6 +200,20 @@ def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
         row("wall per page", lite_wall * ms, pg_wall * ms, "ms", "(target <= 1.5x)")
         row("client CPU per page", lite_cpu * ms, pg_cpu * ms, "ms")
         row("client + server CPU per page", lite_cpu * ms, (pg_cpu + pg_server) * ms, "ms")
+        pg = open_index(fresh_pg(admin, "bench_cost_server_tsv"))
+        pg.client_tsv = False  # type: ignore[attr-defined]
+        s0 = server_cpu()
+        srv_wall, srv_cpu = fill(pg, maker, args.pages)
+        srv_server = server_cpu() - s0
+        pg.close()
+        row("wall per page, PG server tsvector", lite_wall * ms, srv_wall * ms, "ms")
+        row("client CPU, PG server tsvector", lite_cpu * ms, srv_cpu * ms, "ms")
+        row(
+            "client + server CPU, server tsvector",
+            lite_cpu * ms,
+            (srv_cpu + srv_server) * ms,
+            "ms",
+        )
         pg = open_index(fresh_pg(admin, "bench_cost_direct"))
         s0 = server_cpu()
         direct_wall, direct_cpu = fill(pg, maker, args.pages, direct=True)

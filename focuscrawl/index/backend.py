@@ -99,13 +99,16 @@ def open_index(
     busy_timeout: float | None = None,
     retry_timeout: float | None = None,
     pool_size: int | None = None,
+    client_tsvector: bool = True,
 ) -> IndexStore:
     """The index at ``location`` (a SQLite path or a ``postgresql://`` URL); ``readonly``: for
     searching (a missing SQLite file is :class:`FileNotFoundError`, not created).
 
     ``busy_timeout``: seconds a SQLite write waits for another process's; ``retry_timeout``:
     seconds a PostgreSQL write waits for a lost server to come back (then
-    :class:`IndexUnavailable`); ``pool_size``: the PostgreSQL readers' pool."""
+    :class:`IndexUnavailable`); ``pool_size``: the PostgreSQL readers' pool;
+    ``client_tsvector``: a PostgreSQL writer builds the pages' tsvectors itself when it can
+    (:mod:`focuscrawl.index.pgtsvector`)."""
     if is_postgres(location):
         from focuscrawl.index.pgstore import PostgresIndex
 
@@ -114,7 +117,9 @@ def open_index(
             kwargs["retry_timeout"] = retry_timeout
         if pool_size is not None:
             kwargs["pool_size"] = pool_size
-        return PostgresIndex.open(str(location), readonly=readonly, **kwargs)
+        return PostgresIndex.open(
+            str(location), readonly=readonly, client_tsvector=client_tsvector, **kwargs
+        )
     from focuscrawl.index.store import PageIndex
 
     if busy_timeout is None:

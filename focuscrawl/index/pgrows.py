@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from focuscrawl.index import pgschema
+from focuscrawl.index import pgschema, pgtsvector
 from focuscrawl.index.pgsearch import fold_accents
 from focuscrawl.index.schema import diff_json
 from focuscrawl.index.store import cap_text, cap_title, clean_text
@@ -48,8 +48,10 @@ def upsert_statement(
     diff: Mapping[str, Any] | None = None,
     changed_at: float = 0.0,
     crawl_id: int = 0,
+    client_tsv: bool = False,
 ) -> tuple[str, dict[str, Any]]:
-    """The upsert's SQL and parameters (text cleaned, capped and counted)."""
+    """The upsert's SQL and parameters (text cleaned, capped and counted); ``client_tsv``: the
+    tsvectors built here (:mod:`.pgtsvector`) when the text allows, else by the server."""
     title = clean_pg(clean_text(cap_title(title or "", counts), counts), counts)
     body = clean_pg(clean_text(cap_text(text or "", counts), counts), counts)
     fts = body
@@ -78,6 +80,13 @@ def upsert_statement(
         "changed_at": float(changed_at or fetched_at or now) if diff else 0.0,
         "crawl_id": int(crawl_id) if diff else 0,
     }
+    vectors = pgtsvector.page_vectors(fts_title, fts) if client_tsv else None
+    if vectors is not None:
+        params["tsv"], params["title_tsv"] = vectors
+        del params["fts"], params["fts_title"]
+        return UPSERT_CLIENT_TSV, params
+    if client_tsv:
+        counts["fts_server_parsed"] += 1
     sql = UPSERT
     for name, same in (("fts", body), ("fts_title", title)):
         if params[name] is same:  # one parameter sent once
@@ -107,13 +116,13 @@ PAGE_KEYS = (
     "change",
 )
 
-UPSERT = f"""
+_INSERT = """
 INSERT INTO focuscrawl_pages AS p (url, title, body, relevance, authority, depth, fetched_at,
     indexed_at, change, change_diff, changed_at, changed_in, tsv, title_tsv)
 SELECT %(url)s, %(title)s, %(body)s, %(relevance)s, %(authority)s, %(depth)s, %(fetched_at)s,
     %(now)s, %(change)s, %(diff)s, %(changed_at)s, %(crawl_id)s,
-    setweight(t.v, 'A') || setweight(to_tsvector('{CFG}', %(fts)s), 'D'), t.v
-FROM (SELECT to_tsvector('{CFG}', %(fts_title)s) AS v) t
+"""
+_ON_CONFLICT = """
 ON CONFLICT (url) DO UPDATE SET
     title = EXCLUDED.title, body = EXCLUDED.body, relevance = EXCLUDED.relevance,
     authority = CASE WHEN %(keep_authority)s THEN p.authority ELSE EXCLUDED.authority END,
@@ -125,3 +134,14 @@ ON CONFLICT (url) DO UPDATE SET
     tsv = EXCLUDED.tsv, title_tsv = EXCLUDED.title_tsv
 RETURNING (xmax = 0)
 """
+
+#: the tsvectors made by the server from the (accent-folded) title and text
+UPSERT = (
+    _INSERT
+    + f"""    setweight(t.v, 'A') || setweight(to_tsvector('{CFG}', %(fts)s), 'D'), t.v
+FROM (SELECT to_tsvector('{CFG}', %(fts_title)s) AS v) t"""
+    + _ON_CONFLICT
+)
+
+#: the tsvectors made by the client (binary parameters of type tsvector: :mod:`.pgtsvector`)
+UPSERT_CLIENT_TSV = _INSERT + "    %(tsv)s, %(title_tsv)s" + _ON_CONFLICT

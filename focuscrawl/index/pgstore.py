@@ -48,7 +48,7 @@ import psycopg.errors
 from psycopg_pool import ConnectionPool
 
 from focuscrawl.credentials import redact_text, redact_url
-from focuscrawl.index import pgschema
+from focuscrawl.index import pgschema, pgtsvector
 from focuscrawl.index.errors import IndexStoreError, IndexUnavailable
 from focuscrawl.index.pgrows import (
     PAGE_KEYS,
@@ -141,6 +141,7 @@ class PostgresIndex:
         self._mark: int | None = None  # len(_ops) at the item's savepoint (kept client-side)
         self._lost = False  # the transaction is gone (a new connection, a deadlock): replay
         self._queued: list[tuple[str, Any]] = []  # writes sent with the COMMIT (:meth:`flush`)
+        self.client_tsv = False  # tsvectors built here (:mod:`.pgtsvector`), not by the server
 
     @classmethod
     def open(
@@ -150,10 +151,13 @@ class PostgresIndex:
         readonly: bool = False,
         retry_timeout: float | None = None,
         pool_size: int = POOL_SIZE,
+        client_tsvector: bool = True,
     ) -> PostgresIndex:
         """Connect (``readonly``: from the shared pool) and, to write, create the tables when
-        missing. FileNotFoundError: readonly and no index there; ValueError: a malformed URL or
-        tables of another schema; :class:`IndexUnavailable`: the server cannot be reached."""
+        missing; ``client_tsvector``: build the pages' tsvectors here when PyStemmer is there
+        and the server stems alike (:mod:`.pgtsvector`). FileNotFoundError: readonly and no
+        index there; ValueError: a malformed URL or tables of another schema;
+        :class:`IndexUnavailable`: the server cannot be reached."""
         if retry_timeout is None:
             retry_timeout = READ_RETRY_TIMEOUT if readonly else RETRY_TIMEOUT
         connection_kwargs(url, autocommit=readonly)  # a malformed URL fails here, redacted
@@ -163,6 +167,11 @@ class PostgresIndex:
             index._conn = index._connect()
             if not readonly:
                 pgschema.create(index._conn)
+                index.client_tsv = (
+                    client_tsvector
+                    and pgtsvector.available()
+                    and pgtsvector.server_agrees(index._conn)
+                )
             elif index._conn.execute("SELECT to_regclass('focuscrawl_meta')").fetchone()[0] is None:
                 raise FileNotFoundError(f"no index at {index.path}")
             version = pgschema.schema_version(index._conn)
@@ -190,7 +199,9 @@ class PostgresIndex:
                 return self.pool.getconn(timeout=max(1.0, self.retry_timeout))
             except Exception as exc:  # PoolTimeout: no connection could be made
                 raise psycopg.OperationalError(self._text(exc)) from None
-        return psycopg.connect(**connection_kwargs(self.url, autocommit=self.readonly))
+        conn = psycopg.connect(**connection_kwargs(self.url, autocommit=self.readonly))
+        pgtsvector.register(conn)  # the client's tsvectors (:mod:`.pgtsvector`)
+        return conn
 
     def _drop_connection(self) -> None:
         conn, self._conn = self._conn, None
@@ -420,13 +431,17 @@ class PostgresIndex:
         **fields: Any,
     ) -> bool:
         """Add or replace the page at ``url`` now; True when it was new (see the SQLite index)."""
-        sql, params = upsert_statement(self.counts, url, title, text, **fields)
+        sql, params = upsert_statement(
+            self.counts, url, title, text, client_tsv=self.client_tsv, **fields
+        )
         return bool(self._write(sql, params).fetchone()[0])
 
     def queue_upsert(self, url: str, title: str, text: str, **fields: Any) -> None:
         """:meth:`upsert`, sent with the next :meth:`flush` (its outcome in the list it returns;
         the text is cleaned and counted now)."""
-        self._queue(*upsert_statement(self.counts, url, title, text, **fields))
+        self._queue(
+            *upsert_statement(self.counts, url, title, text, client_tsv=self.client_tsv, **fields)
+        )
 
     def queue_remove(self, url: str) -> None:
         """:meth:`remove`, sent with the next :meth:`flush`."""

@@ -56,6 +56,8 @@ def clean_text(text: str, counts: Counter[str]) -> str:
     (``nul_stripped``: PostgreSQL's text refuses them, SQLite's FTS5 stops a column at one)."""
     if "\x00" in text:
         counts["nul_stripped"] += 1
+    elif HIT_START not in text and HIT_END not in text:
+        return text  # nothing to strip (str.translate is slow on non-ASCII text)
     return text.translate(_STRIP)
 
 

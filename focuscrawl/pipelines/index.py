@@ -115,6 +115,7 @@ class IndexPipeline:
         busy_timeout: float = BUSY_TIMEOUT,
         crawler: Crawler | None = None,
         retry_timeout: float | None = None,
+        client_tsvector: bool = True,
         writer_thread: bool = False,
         queue_size: int = 1024,
         pending_max: int = 0,
@@ -122,6 +123,7 @@ class IndexPipeline:
         self.location = path  # a SQLite path or a PostgreSQL URL (with its credentials)
         self.path = describe(path)  # what log lines and messages show
         self.retry_timeout = retry_timeout
+        self.client_tsvector = client_tsvector
         self.commit_every = max(1, commit_every)
         self.commit_delay = commit_delay
         self.busy_timeout = busy_timeout
@@ -166,6 +168,7 @@ class IndexPipeline:
             busy_timeout=defaults.read(settings, "FOCUSCRAWL_DB_BUSY_TIMEOUT"),
             crawler=crawler,
             retry_timeout=defaults.read(settings, "FOCUSCRAWL_INDEX_RETRY_TIMEOUT"),
+            client_tsvector=defaults.read(settings, "FOCUSCRAWL_INDEX_CLIENT_TSVECTOR"),
             writer_thread=defaults.read(settings, "FOCUSCRAWL_INDEX_WRITER_THREAD"),
             queue_size=defaults.read(settings, "FOCUSCRAWL_INDEX_QUEUE_SIZE"),
             pending_max=defaults.read(settings, "FOCUSCRAWL_INDEX_PENDING_MAX")
@@ -179,7 +182,10 @@ class IndexPipeline:
             self.turns = WriteTurns.beside(self.location, self.busy_timeout)
         try:
             self.index = open_index(
-                self.location, busy_timeout=self.busy_timeout, retry_timeout=self.retry_timeout
+                self.location,
+                busy_timeout=self.busy_timeout,
+                retry_timeout=self.retry_timeout,
+                client_tsvector=self.client_tsvector,
             )
             self.crawl_id = self._in_turn(self.index.begin_crawl)
         except (IndexBusy, TurnTimeout, *READ_ERRORS, *WRITE_ERRORS) as exc:
