@@ -96,10 +96,33 @@ def fetch(url: str) -> Page:
     )
 
 
-def crawl(pages: int, weight: float = 1.0) -> list[str]:
-    """The toy web (:func:`fetch`) crawled by the learned policy."""
+def fetch_with_repeats(url: str) -> Page:
+    """:func:`fetch`, and a block linking to a few of 40 pages that many pages link to (links
+    found again and again while they are queued)."""
+    p = fetch(url)
+    n = int(url.rsplit("/", 1)[1])
+    extra = page(url, "", {"see": [f"http://w/fish/{500 + (n * 7 + k) % 40}" for k in (0, 1, 2)]})
+    block = extra.blocks[0]
+    block.id = len(p.blocks)
+    for link in block.links:
+        link.block_id = block.id
+    return Page(p.url, p.title, [*p.blocks, block], [*p.links, *block.links])
+
+
+def crawl(
+    pages: int,
+    weight: float = 1.0,
+    cut: bool = True,
+    seen: tuple[list[str], list[str]] | None = None,
+    web=fetch,  # type: ignore[no-untyped-def]
+    top: int = 200,
+) -> list[str]:
+    """The toy web (:func:`fetch`) crawled by the learned policy (``seen``: gets every link
+    found on a fetched page and every link sent, as ``(found, sent)`` URL lists)."""
     # no votes, no body words: the judge's model alone can tell the blocks apart
-    params = SharkParams(votes=0.0, words=0.0, judge_weight=weight, judge_explore=0.0)
+    params = SharkParams(
+        votes=0.0, words=0.0, judge_weight=weight, judge_explore=0.0, judge_cut=cut, judge_top=top
+    )
     policy = CrawlPolicy(PageJudge(KeywordModel()), "learned", params)
     frontier = MemoryFrontier()
     frontier.open()
@@ -111,12 +134,16 @@ def crawl(pages: int, weight: float = 1.0) -> list[str]:
         if entry is None:
             break
         fetched.append(entry.url)
-        p = fetch(entry.url)
+        p = web(entry.url)
         state = RequestState.from_wire(entry.data)
         judgement = policy.page_judge.judge(p, seed=state.seed, example=state.example)
         policy.learn(p, state, judgement)
         for url, s, child in policy.links(p, entry.url, state, judgement):
             frontier.push(url, s, fp(url), child.to_wire())
+            if seen is not None:
+                seen[1].append(url)
+        if seen is not None:
+            seen[0].extend(link.url for link in p.links)
     return fetched
 
 
@@ -127,6 +154,39 @@ def test_the_crawl_learns_which_block_leads_to_the_topic_deterministically() -> 
     # Shark-Search alone (weight 0) prefers the first block, whose text is the page's
     shark = sum("/bird/" in u for u in crawl(120, weight=0.0)[-60:])
     assert birds >= 55 > shark
+
+
+def test_the_cut_is_the_lowest_score_a_rescore_sent() -> None:
+    judge = LinkJudge(explore=0.0, rescore_every=10, rescore_top=5)
+    assert judge.cut == -np.inf  # before a re-score: every link found again is sent
+    for i in range(12):
+        url = f"http://h/b{i % 2}/{i}"
+        add(judge, url, f"b{i % 2}")
+        judge.learn(url, i % 2 == 0, judge.slot("h"))
+    for i in range(8):
+        add(judge, f"http://h/q/{i}", f"b{i % 2}")
+    assert judge.due
+    sent = [score for _, score, _ in judge.rescore()]
+    assert len(sent) == 5 and judge.cut == pytest.approx(min(sent))
+    small = LinkJudge(explore=0.0, rescore_every=1, rescore_top=50, min_examples=1)
+    for i, relevant in enumerate((True, False)):
+        add(small, f"http://h/s/{i}", "b")
+        small.learn(f"http://h/s/{i}", relevant, small.slot("h"))
+    add(small, "http://h/s/q", "b")
+    list(small.rescore())
+    assert small.cut == -np.inf  # fewer queued rows than it sends: nothing is cut
+
+
+def test_links_found_again_below_the_cut_are_not_sent_but_no_new_link_is_lost() -> None:
+    with_cut: tuple[list[str], list[str]] = ([], [])
+    without: tuple[list[str], list[str]] = ([], [])
+    fetched = crawl(200, cut=True, seen=with_cut, web=fetch_with_repeats, top=20)
+    crawl(200, cut=False, seen=without, web=fetch_with_repeats, top=20)
+    assert len(with_cut[1]) < 0.8 * len(without[1])
+    # every link the crawl found was sent at least once: the frontier holds all of them
+    assert set(with_cut[0]) <= set(with_cut[1]) | set(fetched) | {"http://w/bird/0"}
+    # and the judge still tells the blocks apart
+    assert sum("/bird/" in u for u in fetched[-60:]) >= 55
 
 
 def test_scores_within_an_epoch_stay_below_the_next_epoch() -> None:

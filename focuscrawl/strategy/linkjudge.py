@@ -129,6 +129,10 @@ class LinkJudge:
         self._child: list[Any] = [None] * capacity  # the request state to send again
         self._free = list(range(capacity - 1, -1, -1))
         self._since = 0
+        # the lowest score of the last re-score's sent links: a queued link found again
+        # scoring below it would not be popped before the next re-score (the ``rescore_top``
+        # above it outnumber an epoch's pops), so it need not be sent again
+        self.cut = -np.inf
         self.dropped = 0  # rows dropped from a full table
         # the last ``replay`` examples (features as they were when credited), refitted on at
         # every re-score: one AdaGrad step per page learns too little from ~1,000 pages
@@ -504,6 +508,7 @@ class LinkJudge:
         k = min(self.rescore_top, len(rows))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
+        self.cut = float(scores[top[-1]]) if k == self.rescore_top else -np.inf
         for i in top.tolist():
             row = int(rows[i])
             url = self._url[row]

@@ -402,6 +402,7 @@ class CrawlPolicy:
         kind_hash, _ = fz.page_ids(page.kind, band)
         parent_host, _ = fz.host_and_words(url)
         rows: dict[str, int] = {}
+        queued: set[str] = set()  # targets queued before this page (found again here)
         credited = 0
         known: list[tuple[str, list[int], tuple[float, ...], tuple[int, int, int], bool]] = []
         block_slots: dict[int, int] = {}  # per block of this page, its slot
@@ -435,6 +436,7 @@ class CrawlPolicy:
                 child.parent = url
                 judge.vote(row, score, child, judgement.relevant)
                 rows[target] = row
+                queued.add(target)
                 continue
             host, url_words = fz.host_and_words(target)
             sig = sigs.get(link.block_id) or signature(None, 0)
@@ -459,7 +461,10 @@ class CrawlPolicy:
             idx = np.fromiter(rows.values(), np.int64, len(rows))
             scores = judge.score(idx)
             base = self._epoch * EPOCH_STEP
+            cut = judge.cut if p.judge_cut else -np.inf
             for (target, row), s in zip(rows.items(), scores.tolist(), strict=True):
+                if s < cut and target in queued:
+                    continue  # queued already, and below what the next pops reach
                 total = base + s
                 if memory.improves(target, total):
                     child = judge.child_of(row)
