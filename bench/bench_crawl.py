@@ -4,7 +4,8 @@ against a plain Scrapy breadth-first spider over the same synthetic test web, in
 Runs alternate (plain, topical, plain, topical, …) so both see the same machine load; prints
 pages per second of each and the ratio (target >= 0.8).
 
-    .venv/bin/python bench/bench_crawl.py [--pages 1500] [--rounds 2] [--strategy NAME]
+    .venv/bin/python bench/bench_crawl.py [--pages 1500] [--rounds 2] [--strategy NAME] \
+        [--against learned]    # another strategy alternating with it: pages/s and CPU per page
 """
 
 from __future__ import annotations
@@ -42,8 +43,19 @@ def run(cmd: list[str], stats_path: Path, env: dict[str, str], cwd: str | Path) 
 
 
 def run_stats(cmd: list[str], stats_path: Path, env: dict[str, str], cwd: str | Path) -> dict:
+    """The crawl's stats, with its CPU seconds (``cpu``: user + system of the process)."""
+    before = os.times()
     subprocess.run(cmd, check=True, env=env, cwd=cwd, timeout=900)
-    return json.loads(stats_path.read_text())
+    after = os.times()
+    stats = json.loads(stats_path.read_text())
+    stats["cpu"] = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    return stats
+
+
+def cpu_ms_per_page(stats: dict) -> float:
+    return 1000 * stats["cpu"] / max(1, stats["response_received_count"])
 
 
 def pages_per_s(stats: dict) -> float:
@@ -60,6 +72,11 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=1500)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--strategy", default="")
+    parser.add_argument(
+        "--against",
+        default="",
+        help="another strategy's topical crawl in every round, alternating (CPU per page too)",
+    )
     parser.add_argument("--topic", default="birds")
     parser.add_argument(
         "--set",
@@ -73,6 +90,8 @@ def main() -> None:
     # the baseline runs outside the project: plain Scrapy defaults, no focuscrawl add-on
     plain_env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
     plain, topical, harvest = [], [], []
+    other: dict[str, list[float]] = {"pps": [], "cpu": [], "harvest": []}
+    cpu: list[float] = []
     with TestWebProcess(corpus="synthetic") as web, tempfile.TemporaryDirectory() as tmp:
         seeds = web.seeds[args.topic]
         topic = Path(tmp) / "topic.toml"
@@ -123,15 +142,39 @@ def main() -> None:
             stats = run_stats(topical_cmd, st, env, HERE.parent)
             topical.append(pages_per_s(stats))
             harvest.append(harvest_rate(stats))
-            print(
+            cpu.append(cpu_ms_per_page(stats))
+            line = (
                 f"round {r + 1}: plain {plain[-1]:.1f} pages/s, topical {topical[-1]:.1f} pages/s"
-                f" (harvest rate {harvest[-1]:.3f})"
+                f" (harvest rate {harvest[-1]:.3f}, CPU {cpu[-1]:.1f} ms/page)"
             )
+            if args.against:
+                ot = Path(tmp) / f"other{r}.json"
+                cmd = [
+                    *[a.replace(str(st), str(ot)) for a in topical_cmd],
+                    *("-s", f"FOCUSCRAWL_DATA_DIR={tmp}/other{r}", "-a"),
+                    f"strategy={args.against}",
+                ]
+                o = run_stats(cmd, ot, env, HERE.parent)
+                other["pps"].append(pages_per_s(o))
+                other["cpu"].append(cpu_ms_per_page(o))
+                other["harvest"].append(harvest_rate(o))
+                line += (
+                    f"; {args.against} {other['pps'][-1]:.1f} pages/s (harvest rate "
+                    f"{other['harvest'][-1]:.3f}, CPU {other['cpu'][-1]:.1f} ms/page)"
+                )
+            print(line, flush=True)
     p, t = statistics.median(plain), statistics.median(topical)
     print(f"\nplain Scrapy BFS  {p:8.1f} pages/s (median of {args.rounds})")
     print(f"focuscrawl topical {t:8.1f} pages/s (median of {args.rounds})")
     print(f"ratio topical / plain = {t / p:.2f} (target >= 0.8)")
     print(f"topical harvest rate {statistics.median(harvest):.3f} (median of {args.rounds})")
+    if args.against:
+        op, oc = statistics.median(other["pps"]), statistics.median(other["cpu"])
+        tc = statistics.median(cpu)
+        print(
+            f"{args.against}: {op:.1f} pages/s = {op / t:.2f} x topical's, CPU {oc:.1f} ms/page "
+            f"= {oc / tc:.2f} x topical's {tc:.1f} (medians of {args.rounds})"
+        )
 
 
 if __name__ == "__main__":
