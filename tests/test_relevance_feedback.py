@@ -134,10 +134,14 @@ def test_the_worker_window_keeps_labelled_pages_out_of_the_pu_sets() -> None:
     assert len(unl) == 3 and on and off
 
 
-def test_a_label_makes_the_worker_retrain_and_send_the_recent_pages_scores() -> None:
+@pytest.mark.parametrize("rule", ["balanced", "label-share"])
+def test_a_label_makes_the_worker_retrain_and_send_the_recent_pages_scores(rule: str) -> None:
+    """The worker retrains on a label, with the threshold rule it was given."""
     raw = web(30, seed=9)
     start = train([], keywords=["bird feather nest"])
-    wrapper = RetrainingModel(start, ["bird"], every=0, confident=0.2, min_positives=5)
+    wrapper = RetrainingModel(
+        start, ["bird"], every=0, confident=0.2, min_positives=5, threshold_rule=rule
+    )
     pages = [partition(h, u) for ps in raw.values() for u, h in ps]
     random.Random(2).shuffle(pages)
     off_url = next(p.url for p in pages[:60] if "finance" in p.url)
@@ -155,6 +159,7 @@ def test_a_label_makes_the_worker_retrain_and_send_the_recent_pages_scores() -> 
     assert wrapper.failures == 0 and wrapper.label_retrains == 1
     assert wrapper.trained_labels == (0, 1)
     assert wrapper.model.info["labels_off_topic"] == 1
+    assert wrapper.model.info["threshold_rule"] == rule
     rescored = dict(wrapper.take_rescored())
     assert len(rescored) == 61 and off_url in rescored
     assert wrapper.take_rescored() == []  # handed out once
