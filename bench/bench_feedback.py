@@ -9,6 +9,8 @@ and a labelled page is judged as labelled. ``--retrain`` adds a third crawl, as 
 ``FOCUSCRAWL_LABELS_RETRAIN`` and ``FOCUSCRAWL_RETRAIN_SYNC``: the page model is replaced by the
 one ``train_from_labels`` fits (in the crawl's worker process) from the crawl's pages so far
 and the labels, and the links of the recent pages it judges more relevant are sent again.
+Kinds ``retrain-old`` / ``rescaled-old`` (``--only``) are the same with the first threshold
+rule (``label-share``), for a comparison in the same run.
 Nothing is tuned here.
 
     FOCUSCRAWL_CORPORA=../shared/corpora .venv/bin/python bench/bench_feedback.py \\
@@ -51,9 +53,12 @@ def main() -> None:
     n = args.pages
     points = [p for p in POINTS if p < n] + [n]
     kinds = ["without", "labels"] + (["retrain"] if args.retrain else [])
+    known = ("labels", "retrain", "rescaled", "retrain-old", "rescaled-old")
     kinds += ["rescaled"] if args.rescale else []
     if args.only:
         kinds = ["without", *(k for k in args.only.split(",") if k != "without")]
+        if unknown := [k for k in kinds[1:] if k not in known]:
+            parser.error(f"unknown kinds {unknown}; one of {', '.join(known)}")
     print(f"{args.labels} true labels at page {args.at}, recall@{points} (topics {args.topics})")
     print("  kinds: without labels / labels (judged as labelled) / labels + retrained model")
     sums = {(k, p): 0.0 for k in kinds for p in points}
@@ -65,7 +70,9 @@ def main() -> None:
             t0 = time.process_time()
             runs[kind] = feedback_crawl(
                 site, topic, n, args.at, 0 if kind == "without" else args.labels,
-                retrain=kind in ("retrain", "rescaled"), rescale=kind == "rescaled",
+                retrain=kind.startswith(("retrain", "rescaled")),
+                rescale=kind.startswith("rescaled"),
+                threshold_rule="label-share" if kind.endswith("-old") else "balanced",
             )  # fmt: skip
             cpu[kind] = time.process_time() - t0
         for kind in kinds:
@@ -76,18 +83,18 @@ def main() -> None:
             extra = ""
             if kind != "without":
                 extra = f"  labels on/off {run.labels_on}/{run.labels_off}"
-            if kind in ("retrain", "rescaled"):
+            if kind.startswith(("retrain", "rescaled")):
                 extra += (
                     f", retrains {run.retrains}, rescored pages {run.rescored_pages} "
                     f"links {run.rescored_links}, threshold/100p {run.thresholds}"
                 )
             cells = " ".join(f"{r:.3f}" for r in rec)
-            print(f"  {name:<10} {kind:<8} {cells}  cpu {cpu[kind]:.1f}s{extra}", flush=True)
+            print(f"  {name:<10} {kind:<12} {cells}  cpu {cpu[kind]:.1f}s{extra}", flush=True)
     print("  mean:")
     for kind in kinds:
         cells = " ".join(f"{sums[(kind, p)]:.3f}" for p in points)
         gain = sums[(kind, n)] - sums[("without", n)]
-        print(f"  {'mean':<10} {kind:<8} {cells}  gain@{n} {gain:+.3f}")
+        print(f"  {'mean':<10} {kind:<12} {cells}  gain@{n} {gain:+.3f}")
     for kind in kinds[1:]:
         gain = sums[(kind, n)] - sums[("without", n)]
         verdict = "met" if round(gain, 3) >= 0.05 else "not met"  # as printed

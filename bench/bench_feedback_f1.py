@@ -1,8 +1,10 @@
 """Page F1 of a simulated user's labels against the PU model and a supervised SVM (issue 32).
 
 Targets: after 20 labels ≥ PU + 0.05; after 50 labels within 0.02 of the SVM trained on every
-label of the same (pool) pages. Method: :mod:`focuseval.feedback_f1`. Design the retraining on
-``--topics dev,tuned``; report ``--topics heldout``.
+label of the same (pool) pages. ``labels@k`` is the balanced threshold rule (the default),
+``old@k`` the first one (``label-share``), each choosing its own labels. Method:
+:mod:`focuseval.feedback_f1`. Design the retraining on ``--topics dev,tuned``; report
+``--topics heldout`` and ``--topics fresh``, once each.
 
     FOCUSCRAWL_CORPORA=../shared/corpora .venv/bin/python bench/bench_feedback_f1.py \\
         [--topics heldout] [--positives 20] [--batch 10] [--seed 0]
@@ -21,6 +23,8 @@ COLUMNS = (
     "pu",
     "labels@20",
     "labels@50",
+    "old@20",
+    "old@50",
     "svm-all",
     "svm-same@50",
     "pu best-t",
@@ -74,6 +78,8 @@ def main() -> int:
     print(f"| mean | | {' | '.join(f'{mean[c]:.3f}' for c in COLUMNS)} | |")
     gain20 = mean["labels@20"] - mean["pu"]
     gap50 = mean["svm-all"] - mean["labels@50"]
+    old20, old50 = mean["old@20"] - mean["pu"], mean["svm-all"] - mean["old@50"]
+    print(f"old rule: old@20 − pu = {old20:+.3f}; svm-all − old@50 = {old50:+.3f}")
     print(
         f"labels@20 − pu = {gain20:+.3f} (target ≥ +0.05: {'met' if gain20 >= 0.05 else 'not met'}); "
         f"svm-all − labels@50 = {gap50:+.3f} (target ≤ 0.02: {'met' if gap50 <= 0.02 else 'not met'})"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from focuscrawl.blocks.partition import partition
 from focuscrawl.frontier.state import RequestState
@@ -67,11 +68,54 @@ def test_the_threshold_follows_the_labels() -> None:
     # labels: on topic above 1, off topic below: the threshold lands near 1, not at default 0
     labelled = np.array([-1.0, -0.5, 0.0, 0.5, 1.5, 2.0])
     y = np.array([-1, -1, -1, -1, 1, 1])
-    t = label_threshold(labelled, y, positives, 0.0, positive_weight=0.2)
-    assert 0.3 < t < 1.6
-    # every label off topic near the default: the threshold moves up, above them
-    t_off = label_threshold(np.array([-0.2, -0.1, 0.0, 0.1]), np.array([-1] * 4), positives, 0.0)
-    assert t_off > 0.1
+    for rule in ("balanced", "label-share"):
+        t = label_threshold(labelled, y, positives, 0.0, positive_weight=0.2, rule=rule)
+        assert 0.3 < t < 1.6
+        # every label off topic near the default: the threshold moves up, above them
+        off = np.array([-0.2, -0.1, 0.0, 0.1])
+        t_off = label_threshold(off, np.array([-1] * 4), positives, 0.0, rule=rule)
+        assert t_off > 0.1
+
+
+def _margin_labels(n_on: int, n_off: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Labels as a refitted SVM places them: on-topic pages near its margin +1, off-topic
+    pages near -1 (they were trained on, so they are separable)."""
+    rng = np.random.default_rng(seed)
+    d = np.r_[rng.normal(1.0, 0.05, n_on), rng.normal(-1.0, 0.05, n_off)]
+    return d, np.r_[np.ones(n_on), -np.ones(n_off)]
+
+
+def test_the_balanced_threshold_does_not_follow_the_labels_share() -> None:
+    """Uncertainty sampling hands the user mostly off-topic pages: 45 of 50 off topic moves the
+    balanced threshold no more than 0.1 from where 5 of 10 put it, and it stays between the two
+    classes; the label-share rule (the first one) climbs with the off-topic labels."""
+    positives = np.random.default_rng(1).normal(1.0, 0.05, 20)
+    balanced, share = [], []
+    for n_on, n_off in ((5, 5), (5, 20), (5, 45)):
+        d, y = _margin_labels(n_on, n_off)
+        balanced.append(label_threshold(d, y, positives, -0.5))
+        share.append(label_threshold(d, y, positives, -0.5, rule="label-share"))
+    assert max(balanced) - min(balanced) < 0.1
+    assert all(-0.8 < t < 0.8 for t in balanced)
+    assert share[2] > share[0] + 0.4 and share[2] > balanced[2] + 0.15
+
+
+def test_the_balanced_threshold_keeps_the_topic_when_labels_are_90_percent_off_topic() -> None:
+    """Overlapping classes (topic pages' decisions around +1, others around -1), 5 of 50 labels
+    on topic: the threshold still accepts at least 90% of the topic's pages and rejects at
+    least 90% of the others."""
+    rng = np.random.default_rng(2)
+    topic, others = rng.normal(1.0, 0.5, 1000), rng.normal(-1.0, 0.5, 1000)
+    labelled = np.r_[rng.choice(topic, 5), rng.choice(others, 45)]
+    y = np.r_[np.ones(5), -np.ones(45)]
+    t = label_threshold(labelled, y, rng.normal(1.0, 0.5, 20), -0.5)
+    assert np.mean(topic >= t) >= 0.9 and np.mean(others < t) >= 0.9
+
+
+def test_an_unknown_threshold_rule_is_refused() -> None:
+    d, y = _margin_labels(2, 2)
+    with pytest.raises(ValueError, match="threshold rule"):
+        label_threshold(d, y, np.array([1.0]), 0.0, rule="median")
 
 
 def test_the_worker_window_keeps_labelled_pages_out_of_the_pu_sets() -> None:
@@ -90,10 +134,14 @@ def test_the_worker_window_keeps_labelled_pages_out_of_the_pu_sets() -> None:
     assert len(unl) == 3 and on and off
 
 
-def test_a_label_makes_the_worker_retrain_and_send_the_recent_pages_scores() -> None:
+@pytest.mark.parametrize("rule", ["balanced", "label-share"])
+def test_a_label_makes_the_worker_retrain_and_send_the_recent_pages_scores(rule: str) -> None:
+    """The worker retrains on a label, with the threshold rule it was given."""
     raw = web(30, seed=9)
     start = train([], keywords=["bird feather nest"])
-    wrapper = RetrainingModel(start, ["bird"], every=0, confident=0.2, min_positives=5)
+    wrapper = RetrainingModel(
+        start, ["bird"], every=0, confident=0.2, min_positives=5, threshold_rule=rule
+    )
     pages = [partition(h, u) for ps in raw.values() for u, h in ps]
     random.Random(2).shuffle(pages)
     off_url = next(p.url for p in pages[:60] if "finance" in p.url)
@@ -111,6 +159,7 @@ def test_a_label_makes_the_worker_retrain_and_send_the_recent_pages_scores() -> 
     assert wrapper.failures == 0 and wrapper.label_retrains == 1
     assert wrapper.trained_labels == (0, 1)
     assert wrapper.model.info["labels_off_topic"] == 1
+    assert wrapper.model.info["threshold_rule"] == rule
     rescored = dict(wrapper.take_rescored())
     assert len(rescored) == 61 and off_url in rescored
     assert wrapper.take_rescored() == []  # handed out once

@@ -11,11 +11,17 @@ example pages and confident pages as positives, every other page unlabelled. Wit
    an SVM on the positives, the on-topic labels and the top-ranked unlabelled pages against the
    off-topic labels (weighted ``LABEL_WEIGHT`` each: a label is a certainty, a pseudo-label a
    guess) and the unlabelled pages ranked far below; then re-ranks;
-3. puts the threshold where a logistic fit of the labels on the refitted model's decision says
-   P(on topic) = 0.4 (:func:`label_threshold`, Platt scaling): the labelled pages are the pages
-   the model was least sure about, near its threshold, so they say where it should be. (PU
-   learning's own threshold comes from its estimate of the topic's share, 2-3 times the true
-   share on the DEV topics: its F1 suffers from it, its ranking does not.)
+3. puts the threshold where a class-balanced logistic fit of the labels on the refitted
+   model's decision says P(on topic) = 0.5 (:func:`label_threshold`, Platt scaling with each
+   class weighing the same in all): the labelled pages are the pages the model was least sure
+   about, near its threshold, so they say where it should be. The share of on-topic pages among
+   them is not the topic's share (uncertainty sampling picks them, and most are off topic), so
+   it must not move the threshold: a fit weighed as the labels came (the first rule, kept as
+   ``threshold_rule="label-share"``, at P = 0.4) moved the threshold up with every off-topic
+   label (the labels and the training positives sit on the SVM's margins, ±1: separable, so
+   the fit's crossing point was set by the classes' weights, not by the pages). (PU learning's
+   own threshold comes from its estimate of the topic's share, 2-3 times the true share on the
+   DEV topics: its F1 suffers from it, its ranking does not.)
 
 Its parameters were chosen on the DEV and TUNED topics (``bench/bench_feedback_f1.py``).
 """
@@ -39,13 +45,21 @@ from focuscrawl.relevance.train import _linear_model, keyword_terms, train_pu
 LABEL_WEIGHT = 5.0
 #: Clamped self-training rounds.
 CLAMPED_ROUNDS = 3
-#: The threshold fit (:func:`label_threshold`): each training positive's weight beside a label's,
-#: and the probability of "on topic" the threshold is put at: the F1-optimal threshold of a
-#: calibrated classifier is half the F1 it reaches (Lipton et al. 2014, "Thresholding classifiers
-#: to maximize F1 score"), about 0.8 / 2 here. (DEV+TUNED mean F1 at 20 / 50 labels: 0.745 / 0.765 at 0.5, 0.754 / 0.773 at
-#: 0.4, 0.727 / 0.787 at 0.3; positive weight 0.05 / 0.5: 0.717 / 0.751, 0.748 / 0.765.)
+#: The threshold fit (:func:`label_threshold`): each training positive's weight beside a label's
+#: (before the classes are balanced).
 POSITIVE_WEIGHT = 0.2
-THRESHOLD_PROBABILITY = 0.4
+#: The threshold rules: ``balanced`` (the default) puts it where the class-balanced fit says
+#: 0.5, the point where the two classes are equally likely whatever their shares among the
+#: labels; ``label-share`` (the first rule) where the fit weighed as the labels came says 0.4:
+#: the F1-optimal threshold of a calibrated classifier is half the F1 it reaches (Lipton et al.
+#: 2014, "Thresholding classifiers to maximize F1 score"), about 0.8 / 2 here, but the fit is
+#: not calibrated when uncertainty sampling chose the labels. (DEV+TUNED mean F1 at 20 / 50
+#: labels, label-share: 0.745 / 0.765 at 0.5, 0.754 / 0.773 at 0.4, 0.727 / 0.787 at 0.3;
+#: positive weight 0.05 / 0.5: 0.717 / 0.751, 0.748 / 0.765. Balanced, screened on the
+#: label-share rule's labels: 0.748 / 0.784 at 0.5, 0.727 / 0.772 at 0.4, 0.719 / 0.761 at
+#: 0.6; each rule choosing its own labels: balanced 0.748 / 0.785, label-share 0.755 / 0.775.)
+THRESHOLD_RULES = ("balanced", "label-share")
+THRESHOLD_PROBABILITY = {"balanced": 0.5, "label-share": 0.4}
 
 
 def clamped_self_train(
@@ -90,24 +104,33 @@ def label_threshold(
     default: float,
     *,
     positive_weight: float = POSITIVE_WEIGHT,
-    at: float = THRESHOLD_PROBABILITY,
+    rule: str = "balanced",
+    at: float | None = None,
 ) -> float:
-    """The decision value at which P(on topic) = ``at`` by a logistic fit (Platt scaling) of
-    the labels on the model's decision. The training positives join the fit at
-    ``positive_weight`` each (without them a few labels, all off topic as the least certain
-    pages mostly are, have no upper side), and one off-topic point sits at ``default`` (the
-    threshold the topic's estimated share gives) so that the fit exists with one side only.
-    ``default`` when the fit does not rise with the decision."""
+    """The decision value at which P(on topic) = ``at`` (default by ``rule``, see
+    :data:`THRESHOLD_RULES`) by a logistic fit (Platt scaling) of the labels on the model's
+    decision. The training positives join the fit at ``positive_weight`` each (without them a
+    few labels, all off topic as the least certain pages mostly are, have no upper side), and
+    one off-topic point sits at ``default`` (the threshold the topic's estimated share gives)
+    so that the fit exists with one side only. With ``rule="balanced"`` each class's weights
+    are scaled to the same sum, so the labels' share of on-topic pages (set by how they were
+    chosen, not by the topic) does not move the threshold. ``default`` when the fit does not
+    rise with the decision."""
+    if rule not in THRESHOLD_RULES:
+        raise ValueError(f"unknown threshold rule {rule!r}; one of {', '.join(THRESHOLD_RULES)}")
     x = np.r_[labelled, positives, default]
     y = np.r_[(y_labels > 0).astype(int), np.ones(len(positives), int), 0]
     w = np.r_[np.ones(len(labelled)), np.full(len(positives), positive_weight), 1.0]
     if len(np.unique(y)) < 2:
         return default
+    if rule == "balanced":
+        w = np.where(y == 1, w / w[y == 1].sum(), w / w[y == 0].sum()) * len(w) / 2
     fit = LogisticRegression(C=1.0).fit(x[:, None], y, sample_weight=w)
     slope = float(fit.coef_[0, 0])
     if slope <= 0:
         return default
-    return float((np.log(at / (1 - at)) - fit.intercept_[0]) / slope)
+    p = THRESHOLD_PROBABILITY[rule] if at is None else at
+    return float((np.log(p / (1 - p)) - fit.intercept_[0]) / slope)
 
 
 def refit_from_labels(
@@ -119,10 +142,12 @@ def refit_from_labels(
     keywords: Sequence[str] = (),
     *,
     n_est: float | None = None,
+    threshold_rule: str = "balanced",
 ) -> RelevanceModel:
     """Steps 2 and 3 of the module docstring on a trained PU model ``base`` (its vectorizer
     and ranking): ``unlabeled`` are the pages not labelled, ``n_est`` the estimated number of
-    topic pages among them (default: as many as ``base`` calls on topic)."""
+    topic pages among them (default: as many as ``base`` calls on topic); ``threshold_rule``
+    one of :data:`THRESHOLD_RULES`."""
     vec = base.report_.vectorizer  # type: ignore[attr-defined]
     kw = keyword_terms(keywords)
     pos_terms = list(positives) + ([kw] if kw else [])
@@ -141,12 +166,14 @@ def refit_from_labels(
         y_l,
         np.asarray(P @ coef).ravel() + intercept,
         t_rate,
+        rule=threshold_rule,
     )
     info = dict(base.info)
     info.update(
         labels_on_topic=len(on_topic),
         labels_off_topic=len(off_topic),
         label_weight=LABEL_WEIGHT,
+        threshold_rule=threshold_rule,
         threshold_moved=round(float(t - t_rate), 4),
     )
     model = _linear_model(
@@ -164,6 +191,7 @@ def train_from_labels(
     keywords: Sequence[str] = (),
     *,
     seed: int = 0,
+    threshold_rule: str = "balanced",
 ) -> RelevanceModel:
     """The page model of the positives, the unlabelled pages and the user's labels (module
     docstring): the PU model of the positives and the on-topic pages, refitted with every label
@@ -173,4 +201,13 @@ def train_from_labels(
         return base
     report = base.report_  # type: ignore[attr-defined]
     n_est = float(np.sum(report.rounds[0].decision(report.unlabeled) >= 0))
-    return refit_from_labels(base, positives, unlabeled, on_topic, off_topic, keywords, n_est=n_est)
+    return refit_from_labels(
+        base,
+        positives,
+        unlabeled,
+        on_topic,
+        off_topic,
+        keywords,
+        n_est=n_est,
+        threshold_rule=threshold_rule,
+    )

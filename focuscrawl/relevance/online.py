@@ -84,6 +84,7 @@ def _fit_and_send(
     on_topic: list[Groups] = (),  # type: ignore[assignment]
     off_topic: list[Groups] = (),  # type: ignore[assignment]
     recent: list[tuple[str, Groups]] = (),  # type: ignore[assignment]
+    threshold_rule: str = "balanced",
 ) -> None:
     """Fit (PU; with labels :func:`focuscrawl.relevance.feedback.train_from_labels`), then
     score the ``recent`` pages with the new model; send both to the crawl."""
@@ -97,7 +98,7 @@ def _fit_and_send(
         if on_topic or off_topic:
             on = [group_terms(g) for g in on_topic]
             off = [group_terms(g) for g in off_topic]
-            model = train_from_labels(pos, unl, on, off, keywords)
+            model = train_from_labels(pos, unl, on, off, keywords, threshold_rule=threshold_rule)
         else:
             model = train_pu(pos, unl, keywords)
         model.prepare()  # scoring tables built here, not in the crawl process
@@ -159,9 +160,16 @@ class WorkerWindow:
         return pos, unl, on, off
 
 
-def serve(inbox: Any, outbox: Any, keywords: list[str], window: int, niceness: int) -> None:
+def serve(
+    inbox: Any,
+    outbox: Any,
+    keywords: list[str],
+    window: int,
+    niceness: int,
+    threshold_rule: str = "balanced",
+) -> None:
     """The worker process: keep the window of pages and the labels; fit when asked, in a
-    thread."""
+    thread (``threshold_rule``: :func:`focuscrawl.relevance.feedback.label_threshold`'s)."""
     with contextlib.suppress(OSError):
         os.nice(niceness)
     outbox.cancel_join_thread()  # exit without waiting for the crawl to read a pending model
@@ -178,7 +186,7 @@ def serve(inbox: Any, outbox: Any, keywords: list[str], window: int, niceness: i
                 outbox.put(("error", msg[1], "a retrain is already running"))
                 continue
             pos, unl, on, off = known.training_set()
-            args = (outbox, msg[1], pos, unl, keywords, on, off, list(known.recent))
+            args = (outbox, msg[1], pos, unl, keywords, on, off, list(known.recent), threshold_rule)
             fitting = threading.Thread(target=_fit_and_send, args=args, daemon=True)
             fitting.start()
         elif msg[0] == "stop":
@@ -197,9 +205,12 @@ class RetrainingModel:
         min_positives: int = 5,
         niceness: int = 10,
         sync: bool = False,
+        threshold_rule: str = "balanced",
     ) -> None:
         """``sync``: a retrain asked for is waited for and swapped in at once (:meth:`wait`):
-        the same crawl learns at the same page every time."""
+        the same crawl learns at the same page every time. ``threshold_rule``: how a model
+        retrained from labels puts its threshold (:data:`focuscrawl.relevance.feedback.
+        THRESHOLD_RULES`)."""
         self.model = model
         self.sync = sync
         self.keywords = list(keywords)
@@ -208,6 +219,7 @@ class RetrainingModel:
         self.window = window
         self.min_positives = min_positives
         self.niceness = niceness
+        self.threshold_rule = threshold_rule
         self.n_positives = 0  # pages in the worker's window
         self.n_unlabeled = 0
         self.seen = 0
@@ -271,7 +283,14 @@ class RetrainingModel:
         self._inbox, self._outbox = ctx.Queue(), ctx.Queue()
         self._proc = ctx.Process(
             target=serve,
-            args=(self._inbox, self._outbox, self.keywords, self.window, self.niceness),
+            args=(
+                self._inbox,
+                self._outbox,
+                self.keywords,
+                self.window,
+                self.niceness,
+                self.threshold_rule,
+            ),
             name="focuscrawl-retrain",
             daemon=True,
         )

@@ -46,7 +46,9 @@ class FeedbackRun:
     thresholds: list[float] = field(default_factory=list)  # the model's, every 100 pages
 
 
-def _policy(topic: Any, strategy: str, retrain: bool) -> CrawlPolicy:
+def _policy(
+    topic: Any, strategy: str, retrain: bool, threshold_rule: str = "balanced"
+) -> CrawlPolicy:
     """The policy of ``bench_cluster_recall.make_policy`` (the crawl's defaults), its cosine
     model wrapped to retrain from labels (``every=0``: only when labels change) when
     ``retrain``."""
@@ -54,7 +56,9 @@ def _policy(topic: Any, strategy: str, retrain: bool) -> CrawlPolicy:
 
     model: Any = AdaptiveCosineModel(topic.keywords)
     if retrain:
-        model = RetrainingModel(model, topic.keywords, every=0, sync=True)
+        model = RetrainingModel(
+            model, topic.keywords, every=0, sync=True, threshold_rule=threshold_rule
+        )
     judge = PageJudge(
         model,
         auto_threshold=DEFAULTS["FOCUSCRAWL_AUTO_THRESHOLD"],
@@ -73,15 +77,17 @@ def feedback_crawl(
     retrain: bool = False,
     rescale: bool = False,
     strategy: str | None = None,
+    threshold_rule: str = "balanced",
 ) -> FeedbackRun:
     """One crawl of ``pages`` fetches; with ``n_labels`` > 0 the user labels at page ``at``.
     ``rescale`` (an experiment, not what the spider does): once a retrained model is swapped
     in, the link scale follows it: the judge's reference relevance becomes the new model's
     threshold / ``FOCUSCRAWL_AUTO_THRESHOLD`` (the ratio the cosine calibration keeps), where
-    the spider keeps the cosine seeds' mean, which a probability saturates."""
+    the spider keeps the cosine seeds' mean, which a probability saturates. ``threshold_rule``:
+    the retrained model's (:data:`focuscrawl.relevance.feedback.THRESHOLD_RULES`)."""
     from focuscrawl.defaults import DEFAULTS
 
-    policy = _policy(topic, strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"], retrain)
+    policy = _policy(topic, strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"], retrain, threshold_rule)
     model = policy.page_judge.model
     rescore: FrontierRescore | None = None
     if retrain and policy.hits is None and policy.link_judge is None:

@@ -10,6 +10,8 @@ the *test* pages (never trained on). Page F1 on the test pages of
   refit_from_labels` on the ``pu`` model): a simulated user labels, ``batch`` at a time, the
   pool pages the current model is least sure about (decision nearest its threshold) with the
   truth, then it retrains;
+* ``old@k``: the same with the first threshold rule (``threshold_rule="label-share"``: the
+  labels' fit weighed as they came, P = 0.4), its own labels chosen by its own model;
 * ``svm-all``: a supervised SVM trained on the true label of every pool page and the examples
   (the reference of the target: "within 0.02 after 50 labels");
 * ``svm-same@k``: a supervised SVM trained on the examples and the same ``k`` labels only;
@@ -90,6 +92,31 @@ def evaluate_topic(
     )
     res.f1["svm-all"] = _f1(svm, test_terms, test_truth)
 
+    for rule, prefix in (("balanced", "labels"), ("label-share", "old")):
+        _label_loop(res, rule, prefix, base, n_est, P, T, pool, truth_all, keywords, batch,
+                    checkpoints, test_terms, test_truth)  # fmt: skip
+    return res
+
+
+def _label_loop(
+    res: TopicResult,
+    rule: str,
+    prefix: str,
+    base: RelevanceModel,
+    n_est: float,
+    P: list[TermCounts],
+    T: Sequence[TermCounts],
+    pool: np.ndarray,
+    truth_all: np.ndarray,
+    keywords: Sequence[str],
+    batch: int,
+    checkpoints: Sequence[int],
+    test_terms: list[TermCounts],
+    test_truth: np.ndarray,
+) -> None:
+    """The simulated user with threshold rule ``rule``: F1 at each checkpoint as
+    ``{prefix}@k`` (and, for ``labels``, its best threshold and the SVM of the same labels)."""
+    model = base
     labelled: list[int] = []
     unl = list(pool)
     for k in range(batch, max(checkpoints) + 1, batch):
@@ -102,12 +129,16 @@ def evaluate_topic(
         off = [T[i] for i in labelled if not truth_all[i]]
         # the PU model is not trained again: its ranking and its estimate of the topic's size
         # are refitted with the labels (what train_from_labels does after its PU step)
-        model = refit_from_labels(base, P, [T[i] for i in unl], on, off, keywords, n_est=n_est)
-        if k in checkpoints:
-            res.f1[f"labels@{k}"] = _f1(model, test_terms, test_truth)
-            scores = np.array([model.score_terms(t) for t in test_terms])
-            res.f1[f"labels@{k} best-t"] = best_threshold_prf(test_truth, scores)[2]
-            same = train_supervised(P + on, off, keywords) if off else None
-            res.f1[f"svm-same@{k}"] = _f1(same, test_terms, test_truth) if same else 0.0
-            res.given[k] = (len(on), len(off))
-    return res
+        model = refit_from_labels(
+            base, P, [T[i] for i in unl], on, off, keywords, n_est=n_est, threshold_rule=rule
+        )
+        if k not in checkpoints:
+            continue
+        res.f1[f"{prefix}@{k}"] = _f1(model, test_terms, test_truth)
+        if prefix != "labels":
+            continue
+        scores = np.array([model.score_terms(t) for t in test_terms])
+        res.f1[f"labels@{k} best-t"] = best_threshold_prf(test_truth, scores)[2]
+        same = train_supervised(P + on, off, keywords) if off else None
+        res.f1[f"svm-same@{k}"] = _f1(same, test_terms, test_truth) if same else 0.0
+        res.given[k] = (len(on), len(off))
