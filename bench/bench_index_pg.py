@@ -200,32 +200,23 @@ def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
         row("wall per page", lite_wall * ms, pg_wall * ms, "ms", "(target <= 1.5x)")
         row("client CPU per page", lite_cpu * ms, pg_cpu * ms, "ms")
         row("client + server CPU per page", lite_cpu * ms, (pg_cpu + pg_server) * ms, "ms")
-        pg = open_index(fresh_pg(admin, "bench_cost_server_tsv"))
-        pg.client_tsv = False  # type: ignore[attr-defined]
-        s0 = server_cpu()
-        srv_wall, srv_cpu = fill(pg, maker, args.pages)
-        srv_server = server_cpu() - s0
-        pg.close()
+
+        def cost(name: str, client_tsv: bool = True, direct: bool = False) -> tuple[float, float]:
+            """Wall and client + server CPU per page of filling a fresh database."""
+            db = open_index(fresh_pg(admin, name))
+            db.client_tsv = db.client_tsv and client_tsv  # type: ignore[attr-defined]
+            s0 = server_cpu()
+            wall, cpu = fill(db, maker, args.pages, direct=direct)
+            server = server_cpu() - s0
+            db.close()
+            return wall, cpu + server
+
+        srv_wall, srv_total = cost("bench_cost_server_tsv", client_tsv=False)
         row("wall per page, PG server tsvector", lite_wall * ms, srv_wall * ms, "ms")
-        row("client CPU, PG server tsvector", lite_cpu * ms, srv_cpu * ms, "ms")
-        row(
-            "client + server CPU, server tsvector",
-            lite_cpu * ms,
-            (srv_cpu + srv_server) * ms,
-            "ms",
-        )
-        pg = open_index(fresh_pg(admin, "bench_cost_direct"))
-        s0 = server_cpu()
-        direct_wall, direct_cpu = fill(pg, maker, args.pages, direct=True)
-        direct_server = server_cpu() - s0
-        pg.close()
+        row("client + server CPU, server tsvector", lite_cpu * ms, srv_total * ms, "ms")
+        direct_wall, direct_total = cost("bench_cost_direct", direct=True)
         row("wall per page, PG unpipelined", lite_wall * ms, direct_wall * ms, "ms")
-        row(
-            "client + server CPU, unpipelined",
-            lite_cpu * ms,
-            (direct_cpu + direct_server) * ms,
-            "ms",
-        )
+        row("client + server CPU, unpipelined", lite_cpu * ms, direct_total * ms, "ms")
 
         print(f"query latency at {args.latency_pages} pages, {args.queries} queries of 1-3 words:")
         words = query_words(paras, rng)
