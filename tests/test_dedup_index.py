@@ -5,10 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from focuscrawl.change.simhash import hamming
 from focuscrawl.dedup import NearDuplicateIndex, TextPrint, text_print
-from focuscrawl.dedup.fingerprint import MAX_CHARS
+from focuscrawl.dedup.fingerprint import MAX_CHARS, pair_simhash, words_of
 from focuscrawl.dedup.index import MAX_BITS, VECTOR_FROM, bands
 from focuscrawl.dedup.pages import DuplicatePages
 
@@ -139,6 +141,24 @@ def test_a_changed_date_line_stays_near_and_another_article_is_far() -> None:
     assert (
         text_print("  A  text\n" + ARTICLE.upper()).digest == text_print("a text " + ARTICLE).digest
     )  # whitespace and case do not make another text
+
+
+_TOKENS = st.sampled_from(
+    ["heron", "Heron", "herons,", "(marsh", "march", "March.", "21st", "2024", "12:30", "—", "...",
+     "0xdeadbeef12345", "x-ray", "İstanbul", "ß", "ﬁsh", "a\x00b", "\u00a0", "«on»", "co-op's",
+     "2025-04-25t00:20:01z", "123456789012", "don't", "4.55%", "$12", "<n>"]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_TOKENS, max_size=60), st.lists(st.sampled_from([" ", "\n", "\t", "  "])))
+def test_the_fingerprint_is_the_simhash_of_the_readable_word_pairs(words, spaces) -> None:
+    # text_print takes each distinct token through the term rules and the mask once: the same
+    # words, the same pairs, the same simhash and count as words_of + pair_simhash per word
+    text = "".join(w + (spaces[i % len(spaces)] if spaces else " ") for i, w in enumerate(words))
+    expected = words_of(text)
+    got = text_print(text)
+    assert (got.simhash, got.words) == (pair_simhash(expected), len(expected))
 
 
 def test_a_huge_text_is_fingerprinted_on_its_head() -> None:

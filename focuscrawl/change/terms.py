@@ -49,7 +49,7 @@ DATE_RULES: list[tuple[str, str]] = [
 # Terms are whitespace-separated tokens with punctuation stripped from their edges, so inner
 # , . : / + ' - stay (26,125,000,000  4.55%  12:30:01  year-end  don't). Splitting on whitespace
 # runs in C; a tokenising regex was the hot loop of the simhash (bench/bench_simhash.py).
-_EDGE = "".join(c for c in string.punctuation if c not in "$%<>") + "“”‘’«»–—…·•"
+EDGE = "".join(c for c in string.punctuation if c not in "$%<>") + "“”‘’«»–—…·•"
 _VOLATILE = [(ph, re.compile(rx)) for ph, rx in VOLATILE_RULES]
 _ANY_VOLATILE = re.compile("|".join(f"(?:{rx})" for _, rx in VOLATILE_RULES))
 _DATES = [(ph, re.compile(rx, re.IGNORECASE)) for ph, rx in DATE_RULES]
@@ -76,8 +76,10 @@ def _lowered(text: str, mask_dates: bool) -> str:
     return text
 
 
-def _term(token: str) -> str:
-    term = token.strip(_EDGE)
+def term_of(token: str) -> str:
+    """The term of one lower-cased whitespace-separated token ("" when it is only
+    punctuation): its edges stripped, a volatile token masked, as :func:`terms` has it."""
+    term = token.strip(EDGE)
     if not term or term.isalpha():
         return term
     return _mask_term(term)
@@ -85,7 +87,7 @@ def _term(token: str) -> str:
 
 def terms(text: str, *, mask_dates: bool = False) -> list[str]:
     """Lower-cased terms of ``text`` (words and numbers) in order, volatile tokens masked."""
-    found = (t if t.isalpha() else _term(t) for t in _lowered(text, mask_dates).split())
+    found = (t if t.isalpha() else term_of(t) for t in _lowered(text, mask_dates).split())
     return [t for t in found if t]
 
 
@@ -97,7 +99,7 @@ def document_index(texts: list[str], *, mask_dates: bool = False) -> dict[str, i
     out = {t: n for t, n in raw.items() if t.isalpha()}
     for token, n in raw.items():  # normalise the rest once per distinct token
         if not token.isalpha():
-            term = _term(token)
+            term = term_of(token)
             if term:
                 out[term] = out.get(term, 0) + n
     return out

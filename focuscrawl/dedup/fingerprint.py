@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from focuscrawl.change.simhash import feature_hashes
-from focuscrawl.change.terms import terms
+from focuscrawl.change.terms import EDGE, term_of, terms
 
 #: texts longer than this are fingerprinted on their first this many characters (linear work
 #: per page, whatever a page holds; 200,000 characters is some 30,000 words)
@@ -77,7 +77,12 @@ def pair_simhash(words: list[str]) -> int:
         return 0
     vocab: dict[str, int] = {}
     ids = np.fromiter((vocab.setdefault(w, len(vocab)) for w in words), np.intp, len(words))
-    h = feature_hashes(list(vocab))[ids]
+    return _ids_simhash(list(vocab), ids)
+
+
+def _ids_simhash(vocab: list[str], ids: np.ndarray) -> int:
+    """:func:`pair_simhash` of the words ``vocab[i] for i in ids`` (``ids`` not empty)."""
+    h = feature_hashes(vocab)[ids]
     if h.size > 1:
         x = h[:-1] * _P + h[1:]  # wraps modulo 2**64; order matters: (a, b) is not (b, a)
         x ^= x >> _S30
@@ -95,11 +100,41 @@ def pair_simhash(words: list[str]) -> int:
     return int.from_bytes(packed.tobytes(), "little")
 
 
+def _word_ids(text: str) -> tuple[list[str], np.ndarray]:
+    """``words_of(text)`` as a vocabulary and each word's index in it, with the term rules and
+    the mask applied once per distinct token instead of once per word (a page repeats most of
+    its tokens): the same words in the same order."""
+    tokens = text.lower().split()
+    vocab: dict[str, int] = {}
+    index: dict[str, int] = {}
+    months, edge = _MONTHS, EDGE
+    for token in dict.fromkeys(tokens):
+        # :func:`term_of` then :func:`mask`, inlined for the common cases: a word, or a word
+        # with punctuation at its edges, is its own term, masked only as a month
+        term = token if token.isalpha() else token.strip(edge)
+        if not term:
+            index[token] = -1
+            continue
+        if term.isalpha():
+            if term in months:
+                term = "<month>"
+        else:
+            term = mask(term_of(term))
+        n = vocab.get(term)
+        if n is None:
+            n = vocab[term] = len(vocab)
+        index[token] = n
+    ids = np.fromiter(map(index.__getitem__, tokens), np.intp, len(tokens))
+    if len(index) != len(vocab):  # some tokens are only punctuation: dropped, as by terms()
+        ids = ids[ids >= 0]
+    return list(vocab), ids
+
+
 def text_print(text: str) -> TextPrint:
     """The fingerprints of a main text. A changed date line (``Updated March 3, 2025``) moves
     the simhash little: month names and short numbers are masked."""
     text = text[:MAX_CHARS]
-    words = words_of(text)
+    vocab, ids = _word_ids(text)
     flat = " ".join(text.split()).casefold().encode("utf-8", "surrogatepass")
     digest = int.from_bytes(hashlib.blake2b(flat, digest_size=8).digest(), "little")
-    return TextPrint(pair_simhash(words), digest, len(words))
+    return TextPrint(_ids_simhash(vocab, ids) if ids.size else 0, digest, int(ids.size))
