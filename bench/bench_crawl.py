@@ -58,6 +58,12 @@ def cpu_ms_per_page(stats: dict) -> float:
     return 1000 * stats["cpu"] / max(1, stats["response_received_count"])
 
 
+def crawl_cpu_ms_per_page(stats: dict) -> float:
+    """CPU per page of the crawl itself (spider opened to closed, ``crawl_cpu_seconds``):
+    without the process's start-up, whose imports vary with the machine's load by seconds."""
+    return 1000 * stats.get("crawl_cpu_seconds", 0.0) / max(1, stats["response_received_count"])
+
+
 def pages_per_s(stats: dict) -> float:
     return stats["response_received_count"] / stats["elapsed_time_seconds"]
 
@@ -90,8 +96,9 @@ def main() -> None:
     # the baseline runs outside the project: plain Scrapy defaults, no focuscrawl add-on
     plain_env = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
     plain, topical, harvest = [], [], []
-    other: dict[str, list[float]] = {"pps": [], "cpu": [], "harvest": []}
+    other: dict[str, list[float]] = {"pps": [], "cpu": [], "harvest": [], "crawl_cpu": []}
     cpu: list[float] = []
+    crawl_cpu: list[float] = []
     with TestWebProcess(corpus="synthetic") as web, tempfile.TemporaryDirectory() as tmp:
         seeds = web.seeds[args.topic]
         topic = Path(tmp) / "topic.toml"
@@ -143,9 +150,11 @@ def main() -> None:
             topical.append(pages_per_s(stats))
             harvest.append(harvest_rate(stats))
             cpu.append(cpu_ms_per_page(stats))
+            crawl_cpu.append(crawl_cpu_ms_per_page(stats))
             line = (
                 f"round {r + 1}: plain {plain[-1]:.1f} pages/s, topical {topical[-1]:.1f} pages/s"
-                f" (harvest rate {harvest[-1]:.3f}, CPU {cpu[-1]:.1f} ms/page)"
+                f" (harvest rate {harvest[-1]:.3f}, CPU {cpu[-1]:.1f} ms/page,"
+                f" crawl only {crawl_cpu[-1]:.1f})"
             )
             if args.against:
                 ot = Path(tmp) / f"other{r}.json"
@@ -158,9 +167,11 @@ def main() -> None:
                 other["pps"].append(pages_per_s(o))
                 other["cpu"].append(cpu_ms_per_page(o))
                 other["harvest"].append(harvest_rate(o))
+                other["crawl_cpu"].append(crawl_cpu_ms_per_page(o))
                 line += (
                     f"; {args.against} {other['pps'][-1]:.1f} pages/s (harvest rate "
-                    f"{other['harvest'][-1]:.3f}, CPU {other['cpu'][-1]:.1f} ms/page)"
+                    f"{other['harvest'][-1]:.3f}, CPU {other['cpu'][-1]:.1f} ms/page,"
+                    f" crawl only {other['crawl_cpu'][-1]:.1f})"
                 )
             print(line, flush=True)
     p, t = statistics.median(plain), statistics.median(topical)
@@ -171,9 +182,14 @@ def main() -> None:
     if args.against:
         op, oc = statistics.median(other["pps"]), statistics.median(other["cpu"])
         tc = statistics.median(cpu)
+        occ, tcc = statistics.median(other["crawl_cpu"]), statistics.median(crawl_cpu)
+        per_round = [o / t for o, t in zip(other["crawl_cpu"], crawl_cpu, strict=True)]
         print(
             f"{args.against}: {op:.1f} pages/s = {op / t:.2f} x topical's, CPU {oc:.1f} ms/page "
-            f"= {oc / tc:.2f} x topical's {tc:.1f} (medians of {args.rounds})"
+            f"= {oc / tc:.2f} x topical's {tc:.1f} (medians of {args.rounds}); the crawl only "
+            f"{occ:.1f} ms/page = {occ / tcc:.2f} x topical's {tcc:.1f} (per round "
+            + " / ".join(f"{x:.2f}" for x in per_round)
+            + ")"
         )
 
 

@@ -183,6 +183,8 @@ def test_hits_strategy_crawls(testweb_synthetic: Any, tmp_path: Path) -> None:
     # after the first recomputations the queue is re-scored: later fetches carry the epoch
     assert max(r["score"] for r in log[60:]) >= 2
     assert stats["focuscrawl/frontier/upgraded"] > 0
+    # the crawl's own CPU (spider opened to closed), less than the whole process's
+    assert 0 < stats["crawl_cpu_seconds"] < stats["elapsed_time_seconds"] * 4
 
 
 def test_hits_refuses_a_redis_frontier(
