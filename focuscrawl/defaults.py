@@ -641,6 +641,11 @@ _add(
     "With strategy `learned` and Redis: what the workers' link judges share through Redis. `outcomes`: one epoch counter and every judged page's outcome (each worker learns from the pages the others fetched); `epoch`: the epoch counter only (each worker learns from its own pages).",
     choices=("outcomes", "epoch"),
 )
+_add(
+    "FOCUSCRAWL_JUDGE_DIRECT_UPGRADES",
+    True,
+    "With strategy `learned` and the in-process frontier: the judge's re-scores of links queued before (some 200 every 25 pages) move those URLs up in the frontier directly instead of as new requests through the spider middlewares and the engine (the same scores; a URL not queued is never added). False: sent as requests, as before this round. A Redis frontier always takes them as requests.",
+)
 
 # --- index and search --------------------------------------------------------------------
 _add(

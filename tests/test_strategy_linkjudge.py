@@ -7,6 +7,7 @@ import pytest
 
 from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.frontier.base import PushResult
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.relevance.judge import PageJudge
@@ -116,14 +117,19 @@ def crawl(
     seen: tuple[list[str], list[str]] | None = None,
     web=fetch,  # type: ignore[no-untyped-def]
     top: int = 200,
+    upgrades: list[PushResult] | None = None,
 ) -> list[str]:
     """The toy web (:func:`fetch`) crawled by the learned policy (``seen``: gets every link
-    found on a fetched page and every link sent, as ``(found, sent)`` URL lists)."""
+    found on a fetched page and every link sent, as ``(found, sent)`` URL lists;
+    ``upgrades``: the re-scores of links queued before go to the frontier's ``upgrade``, as
+    the spider sends them, and their results are appended)."""
     # no votes, no body words: the judge's model alone can tell the blocks apart
     params = SharkParams(
         votes=0.0, words=0.0, judge_weight=weight, judge_explore=0.0, judge_cut=cut, judge_top=top
     )
     policy = CrawlPolicy(PageJudge(KeywordModel()), "learned", params)
+    if upgrades is not None:
+        policy.upgrade_directly()
     frontier = MemoryFrontier()
     frontier.open()
     seed = RequestState(seed=True, score=SEED_SCORE)
@@ -142,6 +148,9 @@ def crawl(
             frontier.push(url, s, fp(url), child.to_wire())
             if seen is not None:
                 seen[1].append(url)
+        for url, s, child in policy.take_upgrades():
+            assert upgrades is not None
+            upgrades.append(frontier.upgrade(url, s, fp(url), child.to_wire()))
         if seen is not None:
             seen[0].extend(link.url for link in p.links)
     return fetched
@@ -187,6 +196,44 @@ def test_links_found_again_below_the_cut_are_not_sent_but_no_new_link_is_lost() 
     assert set(with_cut[0]) <= set(with_cut[1]) | set(fetched) | {"http://w/bird/0"}
     # and the judge still tells the blocks apart
     assert sum("/bird/" in u for u in fetched[-60:]) >= 55
+
+
+def test_rescores_sent_as_frontier_upgrades_crawl_the_same_pages() -> None:
+    results: list[PushResult] = []
+    direct = crawl(200, web=fetch_with_repeats, top=20, upgrades=results)
+    assert direct == crawl(200, web=fetch_with_repeats, top=20)  # the same order
+    # the re-scores of links queued before moved them up without a request; those popped
+    # since the last page (fetched) are not queued again
+    assert results.count(PushResult.UPGRADED) > 100
+    assert set(results) <= {PushResult.UPGRADED, PushResult.QUEUED, PushResult.ABSENT}
+
+
+def test_an_upgrade_moves_a_queued_entry_and_never_queues_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    journal = str(tmp_path / "frontier.journal")
+    frontier = MemoryFrontier(journal_path=journal)
+    frontier.open()
+    for url, score in (("http://h/a", 1.0), ("http://h/b", 2.0)):
+        frontier.push(url, score, fp(url), {"meta": {"n": url}})
+    assert frontier.upgrade("http://h/a", 0.5, fp("http://h/a"), {}) is PushResult.QUEUED
+    assert frontier.upgrade("http://h/new", 9.0, fp("http://h/new"), {}) is PushResult.ABSENT
+    assert frontier.upgrade("http://h/a", 3.0, fp("http://h/a"), {"meta": {"up": 1}}) is (
+        PushResult.UPGRADED
+    )
+    assert len(frontier) == 2  # nothing added
+    frontier.close()
+    again = MemoryFrontier(journal_path=journal)
+    again.open()  # the upgrade is in the journal: a resumed crawl keeps it
+    first = again.pop()
+    assert first is not None and (first.url, first.score, first.data) == (
+        "http://h/a",
+        3.0,
+        {"meta": {"up": 1}},
+    )
+    popped = again.pop()
+    assert popped is not None and popped.url == "http://h/b"
+    assert again.pop() is None  # and never the URL that was not queued
+    assert again.upgrade("http://h/a", 5.0, fp("http://h/a"), {}) is PushResult.ABSENT  # popped
+    again.close()
 
 
 def test_scores_within_an_epoch_stay_below_the_next_epoch() -> None:

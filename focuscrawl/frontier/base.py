@@ -19,6 +19,7 @@ class PushResult(Enum):
     UPGRADED = "upgraded"  # already queued, found again with a better score: moved up
     QUEUED = "queued"  # already queued with a score at least as good: unchanged
     SEEN = "seen"  # fetched (or popped) before: not queued again
+    ABSENT = "absent"  # an upgrade of a URL that is not queued: nothing done
 
 
 @dataclass(slots=True)

@@ -122,6 +122,19 @@ class MemoryFrontier:
             self._push(url, score, fingerprint, data, force)
         return result
 
+    def upgrade(
+        self, url: str, score: float, fingerprint: bytes, data: dict[str, Any]
+    ) -> PushResult:
+        """Move a queued entry up to ``score`` with new ``data``; never queues what is not
+        queued (``ABSENT``: fetched, never pushed, or refused when it was): a re-scoring that
+        reaches the frontier without a request (:meth:`FocusScheduler.upgrade_queued`)."""
+        old = self._queued.get(_key(fingerprint))
+        if old is None:
+            return PushResult.ABSENT
+        if -old[0] >= score:
+            return PushResult.QUEUED
+        return self.push(url, score, fingerprint, data)
+
     def push_replacing(self, item: tuple[Any, ...], parent: bytes) -> PushResult:
         """Push a redirect or retry, then acknowledge the request it replaces: a failed write
         leaves the parent in flight (fetched again at resume), never the child lost."""

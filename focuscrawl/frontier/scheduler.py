@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, Spider, signals
@@ -33,7 +34,9 @@ from focuscrawl.frontier.journal import JobdirBusy
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.redis_health import FrontierUnavailable, RedisPolicyError
 from focuscrawl.frontier.requests import FP_META, BadEntry, decode, encode, score_of
+from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.traps import TrapCaps
+from focuscrawl.meta import STATE_META
 from focuscrawl.signals import request_done
 
 if TYPE_CHECKING:
@@ -121,6 +124,9 @@ class FocusScheduler(BaseScheduler):
         self._report_quarantine()
         if hasattr(self.frontier, "push_many"):
             self._batch = []
+        offer = getattr(spider, "use_queue_upgrades", None)
+        if callable(offer) and hasattr(self.frontier, "upgrade"):
+            offer(self.upgrade_queued)
         if len(self.frontier):
             logger.info("Resuming crawl with %d queued URLs", len(self.frontier))
 
@@ -257,6 +263,35 @@ class FocusScheduler(BaseScheduler):
             return True
         self._dropped(request)
         return False
+
+    def upgrade_queued(self, links: Iterable[tuple[str, float, RequestState]]) -> int:
+        """Move queued links up to new scores (``(url, score, state)``) without sending a
+        request through the spider middlewares and the engine: the learned judge's re-scores,
+        some 200 links every 25 pages, of URLs queued already. A link that is not queued
+        (fetched since, or refused by a middleware or a cap when it was found) stays out: an
+        upgrade never adds. Offered to the spider (``use_queue_upgrades``) only by frontiers
+        that can do it in process (the in-memory one); returns the links moved."""
+        assert self.frontier is not None and self.spider is not None
+        errback = getattr(self.spider, "errback", None)
+        fingerprint = self.crawler.request_fingerprinter.fingerprint
+        moved = missed = 0
+        for url, score, state in links:
+            request = Request(url, errback=errback, meta={STATE_META: state})
+            try:
+                data = encode(request, self.spider)
+            except (TypeError, ValueError):
+                continue
+            item = (url, score, fingerprint(request), data)
+            result = self._guarded.call(self.frontier.upgrade, *item, default=None)  # type: ignore[attr-defined]
+            if result is PushResult.UPGRADED:
+                moved += 1
+            elif result is PushResult.ABSENT:
+                missed += 1
+        if moved:
+            self.stats.inc_value("focuscrawl/frontier/upgraded", moved)
+        if missed:
+            self.stats.inc_value("focuscrawl/frontier/upgrade_absent", missed)
+        return moved
 
     def _push_replacing(self, request: Request, item: tuple[Any, ...], parent: bytes) -> bool:
         """Push ``item`` and acknowledge the request it replaces (one script with Redis)."""

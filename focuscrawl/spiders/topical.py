@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from scrapy import Request, Spider, signals
@@ -133,6 +133,8 @@ class TopicalSpider(Spider):
                 max_repeated_segments=s.getint("FOCUSCRAWL_MAX_REPEATED_SEGMENTS"),
             ),
         )
+        if self._upgrade_queued is not None:  # the scheduler opened first and offered it
+            self.policy.upgrade_directly()
         if defaults.read(s, "FOCUSCRAWL_LABELS_RETRAIN") and hasattr(model, "take_rescored"):
             # the model retrains from the labels: its frontier re-scored after each retrain
             # (not by HITS or the learned judge: they keep tables of the links they scored,
@@ -250,6 +252,7 @@ class TopicalSpider(Spider):
     judge_share: Any = None  # the learned judge's Redis exchange (a Redis crawl only)
     duplicates: DuplicateHook | None = None  # FOCUSCRAWL_DEDUP: set up when the spider opens
     rescore: FrontierRescore | None = None  # a retraining model's re-scored pages
+    _upgrade_queued: Callable[[list[Any]], int] | None = None  # the scheduler's, if offered
 
     @property
     def model(self) -> PageScorer:
@@ -411,6 +414,7 @@ class TopicalSpider(Spider):
             judgement = Judgement(relevance, relevance >= self.model.threshold)
             for target, _score, child in self.policy.links(page, response.url, state, judgement):
                 yield Request(target, errback=self.errback, meta={STATE_META: child})
+            self._send_upgrades()
 
     def _check_signal(self, url: str, previous: float, status: str) -> None:
         """What this fetch proves about the host's signal for ``url`` (trust evidence)."""
@@ -541,11 +545,27 @@ class TopicalSpider(Spider):
                 continue
             queued += 1
             yield Request(target, errback=self.errback, meta={STATE_META: child})
+        self._send_upgrades(recrawl=follow is not None)
         if follow is not None and queued:
             self.crawler.stats.inc_value("focuscrawl/recrawl/new_links", queued)
         if self.rescore is not None and follow is None:
             self.rescore.remember(response.url, page, state, judgement, self.model.threshold)
             yield from self._rescored_requests()
+
+    def use_queue_upgrades(self, upgrade: Callable[[list[Any]], int]) -> None:
+        """Called by a scheduler whose frontier moves queued URLs up in process: the learned
+        judge's re-scores of links queued before go to ``upgrade`` instead of being sent as
+        requests (:meth:`FocusScheduler.upgrade_queued`)."""
+        if not defaults.read(self.crawler.settings, "FOCUSCRAWL_JUDGE_DIRECT_UPGRADES"):
+            return
+        self._upgrade_queued = upgrade
+        if getattr(self, "policy", None) is not None:
+            self.policy.upgrade_directly()
+
+    def _send_upgrades(self, recrawl: bool = False) -> None:
+        upgrades = self.policy.take_upgrades()
+        if upgrades and not recrawl and self._upgrade_queued is not None:
+            self._upgrade_queued(upgrades)  # a recrawl follows only a page's new links
 
     def _rescored_requests(self) -> Iterator[Request]:
         """After a retrain: the links of the recent pages the new model judges more relevant,

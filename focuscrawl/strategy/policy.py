@@ -135,6 +135,10 @@ class CrawlPolicy:
         )
         self._featurizer = LinkFeaturizer(shape=p.judge_shape)
         self._epoch = 0
+        # the judge's re-scores of links queued before this page, kept here for the caller to
+        # move up in the frontier directly (``take_upgrades``) instead of yielded as links:
+        # a list once the caller asks for it (:meth:`upgrade_directly`), else None
+        self._upgrades: list[tuple[str, float, RequestState]] | None = None
         # workers of one crawl (a Redis frontier): the epochs they count together and the
         # outcomes of the pages each judges, exchanged at every epoch (None: this process alone)
         self.judge_share: JudgeShare | None = None
@@ -347,6 +351,24 @@ class CrawlPolicy:
             if memory.improves(target, score):
                 yield target, score, RequestState(known[0], parent=known[1], score=score)
 
+    def upgrade_directly(self) -> None:
+        """From now on, the learned judge's re-scores of links queued before the page being
+        handled are not yielded by :meth:`links` but kept for :meth:`take_upgrades`: a caller
+        whose frontier can move a queued URL up without a new request (the spider with the
+        in-process frontier) saves a request's trip through the middlewares for each. The
+        order of the crawl is the same: the same links reach the frontier with the same
+        scores."""
+        if self._upgrades is None:
+            self._upgrades = []
+
+    def take_upgrades(self) -> list[tuple[str, float, RequestState]]:
+        """The re-scored links kept since the last call (``(url, score, state)``)."""
+        out = self._upgrades
+        if not out:
+            return []
+        self._upgrades = []
+        return out
+
     def share_judge(self, share: JudgeShare) -> None:
         """Count epochs with the crawl's other workers and learn from their pages' outcomes
         (:class:`JudgeShare`); the epoch starts at the crawl's current one."""
@@ -473,8 +495,12 @@ class CrawlPolicy:
         if judge.due:
             self._next_epoch()
             base = self._epoch * EPOCH_STEP
+            upgrades = self._upgrades
             for target, s, child in list(judge.rescore()):
                 total = base + s
                 if memory.improves(target, total):
                     child.score = total
-                    yield target, total, child
+                    if upgrades is not None and target not in rows:
+                        upgrades.append((target, total, child))  # queued before this page
+                    else:
+                        yield target, total, child
