@@ -289,6 +289,7 @@ class FocusScheduler(BaseScheduler):
                 missed += 1
         if moved:
             self.stats.inc_value("focuscrawl/frontier/upgraded", moved)
+            self.stats.inc_value("focuscrawl/frontier/upgraded_direct", moved)
         if missed:
             self.stats.inc_value("focuscrawl/frontier/upgrade_absent", missed)
         return moved
