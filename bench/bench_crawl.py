@@ -91,6 +91,13 @@ def main() -> None:
         metavar="NAME=VALUE",
         help="a Scrapy setting for the topical crawl (repeatable), e.g. FOCUSCRAWL_LINK_LEARNER=0",
     )
+    parser.add_argument(
+        "--against-set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Scrapy setting for the --against crawl only (after --set's, so it wins)",
+    )
     args = parser.parse_args()
     env = {**os.environ, "SCRAPY_SETTINGS_MODULE": "focuscrawl.settings"}
     # the baseline runs outside the project: plain Scrapy defaults, no focuscrawl add-on
@@ -163,6 +170,8 @@ def main() -> None:
                     *("-s", f"FOCUSCRAWL_DATA_DIR={tmp}/other{r}", "-a"),
                     f"strategy={args.against}",
                 ]
+                for setting in args.against_set:
+                    cmd += ["-s", setting]
                 o = run_stats(cmd, ot, env, HERE.parent)
                 other["pps"].append(pages_per_s(o))
                 other["cpu"].append(cpu_ms_per_page(o))
