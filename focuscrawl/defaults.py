@@ -101,6 +101,11 @@ _add(
     choices=STRATEGIES,
 )
 _add(
+    "FOCUSCRAWL_DIRECT_UPGRADES",
+    True,
+    "With the in-process frontier: a better score for a link queued from an earlier page (found again on a page with in-link votes or a better anchor; the `learned` judge's re-scores, some 200 every 25 pages) moves the queued URL up in the frontier directly instead of as a new request through the spider middlewares and the engine (the same scores; a URL that is not queued is never added, `focuscrawl/frontier/upgrade_absent`). False: sent as requests, as before. A Redis frontier always takes them as requests.",
+)
+_add(
     "FOCUSCRAWL_MAX_PAGE_BYTES",
     5 * 1024 * 1024,
     "Bodies larger than this are truncated before parsing (counted in `focuscrawl/skip/truncated`).",
@@ -640,11 +645,6 @@ _add(
     "outcomes",
     "With strategy `learned` and Redis: what the workers' link judges share through Redis. `outcomes`: one epoch counter and every judged page's outcome (each worker learns from the pages the others fetched); `epoch`: the epoch counter only (each worker learns from its own pages).",
     choices=("outcomes", "epoch"),
-)
-_add(
-    "FOCUSCRAWL_JUDGE_DIRECT_UPGRADES",
-    True,
-    "With strategy `learned` and the in-process frontier: the judge's re-scores of links queued before (some 200 every 25 pages) move those URLs up in the frontier directly instead of as new requests through the spider middlewares and the engine (the same scores; a URL not queued is never added). False: sent as requests, as before this round. A Redis frontier always takes them as requests.",
 )
 
 # --- index and search --------------------------------------------------------------------

@@ -118,6 +118,7 @@ def crawl(
     web=fetch,  # type: ignore[no-untyped-def]
     top: int = 200,
     upgrades: list[PushResult] | None = None,
+    strategy: str = "learned",
 ) -> list[str]:
     """The toy web (:func:`fetch`) crawled by the learned policy (``seen``: gets every link
     found on a fetched page and every link sent, as ``(found, sent)`` URL lists;
@@ -127,7 +128,9 @@ def crawl(
     params = SharkParams(
         votes=0.0, words=0.0, judge_weight=weight, judge_explore=0.0, judge_cut=cut, judge_top=top
     )
-    policy = CrawlPolicy(PageJudge(KeywordModel()), "learned", params)
+    if strategy != "learned":  # the strategy's own defaults: votes and words on
+        params = SharkParams()
+    policy = CrawlPolicy(PageJudge(KeywordModel()), strategy, params)
     if upgrades is not None:
         policy.upgrade_directly()
     frontier = MemoryFrontier()
@@ -206,6 +209,15 @@ def test_rescores_sent_as_frontier_upgrades_crawl_the_same_pages() -> None:
     # since the last page (fetched) are not queued again
     assert results.count(PushResult.UPGRADED) > 100
     assert set(results) <= {PushResult.UPGRADED, PushResult.QUEUED, PushResult.ABSENT}
+
+
+def test_links_found_again_sent_as_frontier_upgrades_crawl_the_same_pages() -> None:
+    # the default strategy: a link found again with a better score (in-link votes) moves its
+    # queued URL up directly, and the crawl is the one that sends it as a request
+    results: list[PushResult] = []
+    direct = crawl(200, web=fetch_with_repeats, upgrades=results, strategy="sharksearch-blocks")
+    assert direct == crawl(200, web=fetch_with_repeats, strategy="sharksearch-blocks")
+    assert results.count(PushResult.UPGRADED) > 50
 
 
 def test_an_upgrade_moves_a_queued_entry_and_never_queues_one(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -553,10 +553,10 @@ class TopicalSpider(Spider):
             yield from self._rescored_requests()
 
     def use_queue_upgrades(self, upgrade: Callable[[list[Any]], int]) -> None:
-        """Called by a scheduler whose frontier moves queued URLs up in process: the learned
-        judge's re-scores of links queued before go to ``upgrade`` instead of being sent as
-        requests (:meth:`FocusScheduler.upgrade_queued`)."""
-        if not defaults.read(self.crawler.settings, "FOCUSCRAWL_JUDGE_DIRECT_UPGRADES"):
+        """Called by a scheduler whose frontier moves queued URLs up in process: better scores
+        for links queued from earlier pages go to ``upgrade`` instead of being sent as requests
+        (:meth:`CrawlPolicy.upgrade_directly`, :meth:`FocusScheduler.upgrade_queued`)."""
+        if not defaults.read(self.crawler.settings, "FOCUSCRAWL_DIRECT_UPGRADES"):
             return
         self._upgrade_queued = upgrade
         if getattr(self, "policy", None) is not None:
@@ -579,6 +579,7 @@ class TopicalSpider(Spider):
         pages = rescore.pages
         for target, _score, child in rescore.rescored(scores, self.model.threshold, label_of):
             yield Request(target, errback=self.errback, meta={STATE_META: child})
+        self._send_upgrades()  # the re-scored pages' links queued before: moved up directly
         stats = self.crawler.stats
         if scores:
             stats.inc_value("focuscrawl/labels/rescores")

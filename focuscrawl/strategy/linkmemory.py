@@ -27,6 +27,10 @@ class LinkMemory:
         self._best[key] = score
         return True
 
+    def sent(self, url: str) -> bool:
+        """``url`` was sent before (queued, or fetched) and not forgotten."""
+        return hash(url) in self._best
+
     def fetched(self, url: str) -> None:
         """``url`` was fetched: no later score improves on it."""
         self._best[hash(url)] = _INF

@@ -135,9 +135,10 @@ class CrawlPolicy:
         )
         self._featurizer = LinkFeaturizer(shape=p.judge_shape)
         self._epoch = 0
-        # the judge's re-scores of links queued before this page, kept here for the caller to
-        # move up in the frontier directly (``take_upgrades``) instead of yielded as links:
-        # a list once the caller asks for it (:meth:`upgrade_directly`), else None
+        # better scores for links queued from earlier pages (found again, or the learned
+        # judge's re-scores), kept here for the caller to move up in the frontier directly
+        # (``take_upgrades``) instead of yielded as links: a list once the caller asks for it
+        # (:meth:`upgrade_directly`), else None
         self._upgrades: list[tuple[str, float, RequestState]] | None = None
         # workers of one crawl (a Redis frontier): the epochs they count together and the
         # outcomes of the pages each judges, exchanged at every epoch (None: this process alone)
@@ -256,6 +257,8 @@ class CrawlPolicy:
         use_context = "c" in p.learn_features
         words_model = self.words
         words_weight = p.words if words_model is not None and words_model.ready else 0.0
+        upgrades = self._upgrades
+        sent_here: set[str] = set()  # sent from this page: their requests may be on the way
         for link, score, child, neighbourhood, target in self._followed(page, parent):
             if vote_weight and vote and not (self.scorer.blocks and link.noise):
                 key = hash(target)
@@ -280,6 +283,7 @@ class CrawlPolicy:
                 score += learn_weight * learner.lift(feats)  # type: ignore[union-attr]
             if words_weight:
                 score += words_weight * self._word_lift(link.anchor, target)
+            again = upgrades is not None and target not in sent_here and memory.sent(target)
             if not memory.improves(target, score):
                 continue  # queued or fetched already with a score at least as good
             if learner is not None:
@@ -296,6 +300,11 @@ class CrawlPolicy:
                     child.context = link.context[:LEARN_CONTEXT_CHARS]
             child.parent = url
             child.score = score
+            if again:  # sent from an earlier page, not fetched: queued, moved up directly
+                upgrades.append((target, score, child))  # type: ignore[union-attr]
+                continue
+            if upgrades is not None:
+                sent_here.add(target)
             yield target, score, child
 
     def _hits_links(
@@ -352,12 +361,14 @@ class CrawlPolicy:
                 yield target, score, RequestState(known[0], parent=known[1], score=score)
 
     def upgrade_directly(self) -> None:
-        """From now on, the learned judge's re-scores of links queued before the page being
-        handled are not yielded by :meth:`links` but kept for :meth:`take_upgrades`: a caller
-        whose frontier can move a queued URL up without a new request (the spider with the
-        in-process frontier) saves a request's trip through the middlewares for each. The
-        order of the crawl is the same: the same links reach the frontier with the same
-        scores."""
+        """From now on, better scores for links sent from an earlier page and not fetched —
+        a link found again with a better score (in-link votes, a better anchor), the learned
+        judge's re-scores — are not yielded by :meth:`links` but kept for
+        :meth:`take_upgrades`: a caller whose frontier moves a queued URL up without a new
+        request (the spider with the in-process frontier) saves a request's trip through the
+        middlewares and the engine for each. Links first sent from the page being handled go
+        as requests (theirs may still be on the way to the frontier). The same links reach the
+        frontier with the same scores, in the same order of pages. (HITS re-sends as before.)"""
         if self._upgrades is None:
             self._upgrades = []
 
@@ -484,6 +495,7 @@ class CrawlPolicy:
             scores = judge.score(idx)
             base = self._epoch * EPOCH_STEP
             cut = judge.cut if p.judge_cut else -np.inf
+            upgrades = self._upgrades
             for (target, row), s in zip(rows.items(), scores.tolist(), strict=True):
                 if s < cut and target in queued:
                     continue  # queued already, and below what the next pops reach
@@ -491,7 +503,10 @@ class CrawlPolicy:
                 if memory.improves(target, total):
                     child = judge.child_of(row)
                     child.score = total
-                    yield target, total, child
+                    if upgrades is not None and target in queued:
+                        upgrades.append((target, total, child))  # queued from an earlier page
+                    else:
+                        yield target, total, child
         if judge.due:
             self._next_epoch()
             base = self._epoch * EPOCH_STEP
@@ -500,7 +515,7 @@ class CrawlPolicy:
                 total = base + s
                 if memory.improves(target, total):
                     child.score = total
-                    if upgrades is not None and target not in rows:
-                        upgrades.append((target, total, child))  # queued before this page
+                    if upgrades is not None and (target not in rows or target in queued):
+                        upgrades.append((target, total, child))  # queued from an earlier page
                     else:
                         yield target, total, child

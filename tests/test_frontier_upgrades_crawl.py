@@ -1,5 +1,5 @@
-"""``scrapy crawl topical -a strategy=learned`` on the local test web: the judge's re-scores
-reach the in-process frontier as upgrades of queued URLs, not as requests."""
+"""``scrapy crawl topical`` on the local test web: better scores for queued URLs (the learned
+judge's re-scores, links found again) reach the in-process frontier as upgrades, not requests."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from focuscrawl.netguard import allow_private_args
 from focuscrawl.strategy.linkjudge import EPOCH_STEP
 
 
-def _crawl(web: Any, tmp: Path, *settings: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _crawl(
+    web: Any, tmp: Path, *settings: str, strategy: str = "learned"
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     cmd = [sys.executable, "-m", "scrapy", "crawl", "topical", "-a", "topic=birds"]
-    cmd += ["-a", "seeds=" + ",".join(web.seeds["birds"]), "-a", "strategy=learned"]
+    cmd += ["-a", "seeds=" + ",".join(web.seeds["birds"]), "-a", f"strategy={strategy}"]
     cmd += allow_private_args(web.hosts)
     base = (
         "FOCUSCRAWL_DATA_DIR=data",
@@ -38,7 +40,7 @@ def test_rescores_move_queued_urls_up_without_requests(
 ) -> None:
     direct, log = _crawl(testweb_synthetic, tmp_path / "direct")
     sent, sent_log = _crawl(
-        testweb_synthetic, tmp_path / "sent", "FOCUSCRAWL_JUDGE_DIRECT_UPGRADES=False"
+        testweb_synthetic, tmp_path / "sent", "FOCUSCRAWL_DIRECT_UPGRADES=False"
     )
     # the re-scores moved queued URLs up without requests, and the crawl fetched them at
     # their new scores; sent as requests, none was an upgrade of its own
@@ -51,3 +53,11 @@ def test_rescores_move_queued_urls_up_without_requests(
     )
     relevant = sum(r["relevant"] for r in log)
     assert relevant >= 0.8 * sum(r["relevant"] for r in sent_log) and relevant >= 40
+
+
+def test_the_default_strategy_moves_links_found_again_up_directly(
+    testweb_synthetic: Any, tmp_path: Path
+) -> None:
+    stats, log = _crawl(testweb_synthetic, tmp_path, strategy="sharksearch-blocks")
+    assert stats["focuscrawl/frontier/upgraded_direct"] > 100  # in-link votes raised them
+    assert sum(r["relevant"] for r in log) >= 40
