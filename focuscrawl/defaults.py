@@ -101,6 +101,12 @@ _add(
     choices=STRATEGIES,
 )
 _add(
+    "FOCUSCRAWL_DELAY_READY",
+    "mean",
+    "Under `DOWNLOAD_DELAY`, when the frontier counts a host ready for its next request (the best entry of a ready host goes first; a request handed out early waits in its downloader slot holding one of the `CONCURRENT_REQUESTS`): `mean`, `DOWNLOAD_DELAY` after its last request (the mean of Scrapy's jittered delay, whose slot draws again while a request waits); `longest`, at the jitter's longest (1.5 x `DOWNLOAD_DELAY` with Scrapy's default jitter: no request ever waits in a slot, but a host is fetched at most once every 1.5 delays; the behaviour before this round). Measured in docs/strategies.md (Under politeness).",
+    choices=("mean", "longest"),
+)
+_add(
     "FOCUSCRAWL_DIRECT_UPGRADES",
     True,
     "With the in-process frontier: a better score for a link queued from an earlier page (found again on a page with in-link votes or a better anchor; the `learned` judge's re-scores, some 200 every 25 pages) moves the queued URL up in the frontier directly instead of as a new request through the spider middlewares and the engine (the same scores; a URL that is not queued is never added, `focuscrawl/frontier/upgrade_absent`). False: sent as requests, as before. A Redis frontier always takes them as requests.",

@@ -5,15 +5,19 @@ best of all goes. No time passes in these tests: the delay is longer than the te
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from scrapy import Request, Spider
+from scrapy.core.downloader import Slot
 from scrapy.core.engine import ExecutionEngine
 from scrapy.utils.test import get_crawler
 
 from focuscrawl.frontier.scheduler import FocusScheduler
 
 
-def scheduler_with(delay: float) -> FocusScheduler:
-    crawler = get_crawler(Spider, {"DOWNLOAD_DELAY": delay})
+def scheduler_with(delay: float, ready: str = "mean") -> FocusScheduler:
+    crawler = get_crawler(Spider, {"DOWNLOAD_DELAY": delay, "FOCUSCRAWL_DELAY_READY": ready})
     crawler.spider = crawler._create_spider("t")
     # a real engine (its downloader's slots are what the scheduler reads); nothing is fetched
     crawler.engine = ExecutionEngine(crawler, lambda _: None)
@@ -48,4 +52,20 @@ def test_without_a_delay_the_order_is_the_scores() -> None:
     scheduler = scheduler_with(0.0)
     assert popped(scheduler) == ["http://a.test/1", "http://a.test/2", "http://b.test/1"]
     assert scheduler.crawler.stats.get_value("focuscrawl/frontier/all_hosts_delayed") is None
+    scheduler.close("finished")
+
+
+@pytest.mark.parametrize(("ready", "waits"), [("mean", False), ("longest", True)])
+def test_a_host_is_ready_at_its_mean_delay_or_at_the_jitters_longest(
+    ready: str, waits: bool
+) -> None:
+    scheduler = scheduler_with(600.0, ready)
+    slots = scheduler.crawler.engine.downloader.slots  # type: ignore[union-attr]
+    # Scrapy's slot of a.test with its default jitter (0.5 to 1.5 x 600 s), its last request
+    # sent 700 s ago: past the mean delay, within the longest
+    slots["a.test"] = slot = Slot(1, 600.0, 0.5)
+    slot.lastseen = time.monotonic() - 700.0
+    assert scheduler._waiting("a.test") is waits
+    slot.lastseen = time.monotonic() - 500.0  # within the shortest delay: waits either way
+    assert scheduler._waiting("a.test")
     scheduler.close("finished")

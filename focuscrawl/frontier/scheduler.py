@@ -24,6 +24,7 @@ from scrapy import Request, Spider, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import CloseSpider
 
+from focuscrawl import defaults
 from focuscrawl.crawlstop import STORAGE_FAULT_EXIT
 from focuscrawl.credentials import RedisAuthError, first_report
 from focuscrawl.faults import as_fault
@@ -57,6 +58,7 @@ class FocusScheduler(BaseScheduler):
         max_pages_per_pattern: int = 0,
         max_query_variants: int = 0,
         download_delay: float = 0.0,
+        delay_ready: str = "mean",
     ) -> None:
         self.crawler = crawler
         self.traps = TrapCaps(max_query_variants, max_pages_per_pattern)
@@ -78,6 +80,7 @@ class FocusScheduler(BaseScheduler):
         self._delay = download_delay  # DOWNLOAD_DELAY: > 0 pops hosts past their delay first
         self._handed: dict[str, float] = {}  # host -> when its last request was handed out
         self._delayed = False  # the last pop skipped a host only for its download delay
+        self._ready_at_longest = delay_ready == "longest"  # FOCUSCRAWL_DELAY_READY
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
@@ -90,6 +93,7 @@ class FocusScheduler(BaseScheduler):
             max_pages_per_pattern=s.getint("FOCUSCRAWL_MAX_PAGES_PER_PATTERN"),
             max_query_variants=s.getint("FOCUSCRAWL_MAX_QUERY_VARIANTS"),
             download_delay=s.getfloat("DOWNLOAD_DELAY"),
+            delay_ready=defaults.read(s, "FOCUSCRAWL_DELAY_READY"),
         )
         # acknowledged once its outcome is handled: the spider's output consumed
         # (FrontierAckMiddleware) or a final failure (the errback); a lease (Redis) expires
@@ -451,7 +455,12 @@ class FocusScheduler(BaseScheduler):
             return True
         engine = self.crawler.engine
         slot = engine.downloader.slots.get(host) if engine is not None else None
-        delay = slot.delay * (1 + slot.jitter) if slot is not None else self._delay
+        if slot is None:
+            delay = self._delay
+        elif self._ready_at_longest:
+            delay = slot.delay * (1 + slot.jitter)
+        else:  # the mean of Scrapy's jittered delay (its slot draws again while one waits)
+            delay = slot.delay
         last = max(self._handed.get(host, 0.0), slot.lastseen if slot is not None else 0.0)
         if delay > 0 and time.monotonic() < last + delay:
             self._delayed = True
