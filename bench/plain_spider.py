@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +24,10 @@ class PlainSpider(scrapy.Spider):
     def parse(self, response: scrapy.http.Response) -> Iterator[Any]:
         if not isinstance(response, scrapy.http.TextResponse):
             return
-        yield {"url": response.url, "title": response.css("title::text").get()}
+        yield {
+            "url": response.url,
+            "title": response.css("title::text").get(),
+            "t": round(time.time(), 3),  # when it was handled (the steady rate of a bench)
+        }
         for href in response.css("a::attr(href)").getall():
             yield response.follow(href)

@@ -562,10 +562,14 @@ class TopicalSpider(Spider):
         if getattr(self, "policy", None) is not None:
             self.policy.upgrade_directly()
 
-    def _send_upgrades(self, recrawl: bool = False) -> None:
+    def _send_upgrades(self, recrawl: bool = False) -> int:
+        """The policy's better scores for links queued from earlier pages, to the frontier
+        (a recrawl follows only a page's new links: dropped there); returns how many."""
         upgrades = self.policy.take_upgrades()
         if upgrades and not recrawl and self._upgrade_queued is not None:
-            self._upgrade_queued(upgrades)  # a recrawl follows only a page's new links
+            self._upgrade_queued(upgrades)
+            return len(upgrades)
+        return 0
 
     def _rescored_requests(self) -> Iterator[Request]:
         """After a retrain: the links of the recent pages the new model judges more relevant,
@@ -579,7 +583,8 @@ class TopicalSpider(Spider):
         pages = rescore.pages
         for target, _score, child in rescore.rescored(scores, self.model.threshold, label_of):
             yield Request(target, errback=self.errback, meta={STATE_META: child})
-        self._send_upgrades()  # the re-scored pages' links queued before: moved up directly
+        # the re-scored pages' links queued from earlier pages: moved up directly
+        rescore.sent += self._send_upgrades()
         stats = self.crawler.stats
         if scores:
             stats.inc_value("focuscrawl/labels/rescores")
