@@ -178,7 +178,7 @@ def test_hits_strategy_crawls(testweb_synthetic: Any, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     log = [json.loads(x) for x in (tmp_path / "log.jsonl").read_text().splitlines()]
     stats = json.loads((tmp_path / "stats.json").read_text())
-    assert len(log) >= 150
+    assert len(log) >= 140  # CLOSESPIDER_PAGECOUNT counts the robots.txt answers as well
     assert sum(r["relevant"] for r in log) >= 30
     # after the first recomputations the queue is re-scored: later fetches carry the epoch
     assert max(r["score"] for r in log[60:]) >= 2
