@@ -111,6 +111,41 @@ def test_forum_posts_inside_a_moderation_form_are_read() -> None:
         rules.FORM_POST_KINDS = before  # type: ignore[misc]
 
 
+def test_a_docs_pages_title_header_inside_the_content_is_read() -> None:
+    # A reference page puts its title, a status box and the lead in a wrapper named
+    # "layout__header" inside <main>: the class word "header" marks it as boilerplate. On a docs
+    # page that wrapper (its <h1> and what follows up to the chosen text) is read; the site's
+    # own <header> section, and a link-led list in the wrapper, are not.
+    head = '<script type="application/ld+json">{"@type": "TechArticle"}</script>'
+    code = "<pre><code>const ws = new WebSocket(url);</code></pre>"
+    sections = "".join(
+        f"<section><h2>Method {i}</h2><p>Method {i} of the socket: {PROSE}</p>{code}</section>"
+        for i in range(4)
+    )
+    body = (
+        "<header class='site'><p>Developer network for the whole web platform</p></header>"
+        "<main><div class='layout__header'><h1>WebSocket</h1>"
+        "<p>Widely available across browsers since July 2015 and in every engine.</p>"
+        "<p>The WebSocket object provides the API for creating and managing a connection.</p>"
+        "<ul><li><a href='/compat'>See full compatibility</a></li>"
+        "<li><a href='/feedback'>Report feedback</a></li></ul></div>"
+        f"<div class='content'>{sections}</div></main>"
+    )
+    url = "https://developer.example/docs/Web/API/WebSocket"
+    page = partition(_page(body, head), url)
+    assert page.kind == "documentation"
+    text = page.main_text
+    assert "Method 3 of the socket" in text
+    assert "WebSocket\n" in text and "provides the API" in text and "Widely available" in text
+    assert "See full compatibility" not in text and "Developer network" not in text
+    before = rules.TITLE_HEADER_KINDS
+    try:
+        rules.TITLE_HEADER_KINDS = frozenset()  # type: ignore[misc]
+        assert "provides the API" not in partition(_page(body, head), url).main_text
+    finally:
+        rules.TITLE_HEADER_KINDS = before  # type: ignore[misc]
+
+
 def test_a_short_form_text_of_a_forum_is_not_a_post() -> None:
     page = Page(url="https://forum.example/t/1")
     page.blocks = [
