@@ -177,6 +177,36 @@ def test_product_keeps_description_and_specs() -> None:
     assert "280 g" in page.main_text
 
 
+def test_what_the_site_recommends_beside_a_product_is_not_its_content() -> None:
+    # A shop page's "You may also like" carousel and its recently viewed items are named for
+    # what they are (recommendations, upsells, recently viewed): not the product's content.
+    # The same cards under a neutral name are read, as every uncued block of a product is.
+    head = (
+        '<meta property="og:type" content="product">'
+        '<script type="application/ld+json">{"@type": ["Product", "Offer"]}</script>'
+    )
+    cards = "".join(
+        f"<div class='card'><h3>Camp mug {i}</h3><p>Enamel steel, holds {i} dl, from $2{i}</p></div>"
+        for i in range(4)
+    )
+    product = (
+        "<div class='product-info'><h1>Trail shoe</h1><span class='price'>$120</span></div>"
+        f"<div class='product-description'><p>{PROSE}</p></div>"
+    )
+    named = (
+        f"{product}<section class='product-recommendations'><h2>You may also like</h2>{cards}"
+        f"</section><div id='recently-viewed'><p>Wool socks, merino, two pairs</p></div>"
+    )
+    url = "https://shop.example/products/trail-shoe"
+    page = partition(_page(named, head), url)
+    assert page.kind == "product"
+    assert "arctic terns" in page.main_text and "Trail shoe" in page.main_text
+    assert "Camp mug" not in page.main_text and "Wool socks" not in page.main_text
+    neutral = named.replace("product-recommendations", "shelf").replace("recently-viewed", "x")
+    text = partition(_page(neutral, head), url).main_text
+    assert "Camp mug 2" in text and "Wool socks" in text
+
+
 def test_a_repeated_copy_is_read_once() -> None:
     # A shop page's desktop and mobile copies of the same feature text: read once.
     head = '<meta property="og:type" content="product">'

@@ -166,6 +166,18 @@ UNLIKELY_WORDS = (
     "ai2html",
     "-ad-",
     "yom-remote",
+    # What the site pushes beside the page's own subject: recommendation, upsell and
+    # cross-sell carousels, recently viewed, similar, trending and popular items (a shop's
+    # "You may also like", a news site's "Most popular"). Chosen by the wcxb-dev pages of the
+    # dev folds they change (issue 28, tenth session, docs/blocks.md).
+    "recommend",
+    "upsell",
+    "cross-sell",
+    "crosssell",
+    "recently",
+    "similar",
+    "trending",
+    "popular",
 )
 MAYBE_CANDIDATE_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 POSITIVE_WORDS = (
