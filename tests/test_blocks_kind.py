@@ -207,6 +207,26 @@ def test_what_the_site_recommends_beside_a_product_is_not_its_content() -> None:
     assert "Camp mug 2" in text and "Wool socks" in text
 
 
+def test_site_messages_beside_the_page_are_not_its_content() -> None:
+    # An announcement bar and a sign-up box inside the content column, named for what they are;
+    # under neutral names the same texts are read.
+    head = '<meta property="og:type" content="product">'
+    body = (
+        "<div class='product'><div class='announcement-bar'><p>Free shipping on every order "
+        "over fifty dollars this week only</p></div><h1>Trail shoe</h1>"
+        f"<div class='product-description'><p>{PROSE}</p></div>"
+        "<div class='signup-box'><p>Join our list and get ten percent off your first order "
+        "today</p></div></div>"
+    )
+    url = "https://shop.example/products/trail-shoe"
+    text = partition(_page(body, head), url).main_text
+    assert "arctic terns" in text
+    assert "Free shipping" not in text and "Join our list" not in text
+    neutral = body.replace("announcement-bar", "strip").replace("signup-box", "box")
+    text = partition(_page(neutral, head), url).main_text
+    assert "Free shipping" in text and "Join our list" in text
+
+
 def test_a_repeated_copy_is_read_once() -> None:
     # A shop page's desktop and mobile copies of the same feature text: read once.
     head = '<meta property="og:type" content="product">'

@@ -178,6 +178,12 @@ UNLIKELY_WORDS = (
     "similar",
     "trending",
     "popular",
+    # Site messages beside the page: announcement bars, sale countdowns, sign-up and subscribe
+    # boxes (with "newsletter" and "banner" above); chosen the same way.
+    "announcement",
+    "countdown",
+    "signup",
+    "subscribe",
 )
 MAYBE_CANDIDATE_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 POSITIVE_WORDS = (
