@@ -227,6 +227,42 @@ def test_site_messages_beside_the_page_are_not_its_content() -> None:
     assert "Free shipping" in text and "Join our list" in text
 
 
+def test_the_pages_furniture_around_its_text_is_not_content() -> None:
+    # A docs section with a feedback prompt, previous / next links and a copyright line inside
+    # its content column, and an article's author bio: named for what they are, left out;
+    # under neutral names the same texts are read.
+    code = "<pre><code>pip install terns</code></pre>"
+    sections = "".join(
+        f"<section><h2>Step {i}</h2><p>Step {i} of the guide: {PROSE}</p>{code}</section>"
+        for i in range(4)
+    )
+    body = (
+        f"<main><div class='doc-content'><h1>Install</h1>{sections}"
+        "<div class='page-feedback'><p>Was this page useful to you and your team today?</p></div>"
+        "<div class='prev-next'><p>Previous chapter on configuring the whole tern toolkit</p></div>"
+        "<div class='copyright'><p>All material on this site licensed under open terms</p></div>"
+        "</div></main>"
+    )
+    head = '<script type="application/ld+json">{"@type": "TechArticle"}</script>'
+    url = "https://docs.example/docs/guide/install"
+    page = partition(_page(body, head), url)
+    assert page.kind == "documentation"
+    assert "Step 3 of the guide" in page.main_text
+    for furniture in ("Was this page useful", "Previous chapter", "All material"):
+        assert furniture not in page.main_text
+    neutral = (
+        body.replace("page-feedback", "a1").replace("prev-next", "a2").replace("copyright", "a3")
+    )
+    text = partition(_page(neutral, head), url).main_text
+    assert "Was this page useful" in text and "Previous chapter" in text and "All material" in text
+    head = '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+    bio = "<div class='author-bio'><p>Jane Doe writes about seabirds and has done for years.</p></div>"
+    story = "<article><h1>Terns</h1>" + f"<p>{PROSE}</p>" * 4 + bio + "</article>"
+    url = "https://news.example/2024/05/terns"
+    assert "Jane Doe" not in partition(_page(story, head), url).main_text
+    assert "Jane Doe" in partition(_page(story.replace("author-bio", "b"), head), url).main_text
+
+
 def test_a_repeated_copy_is_read_once() -> None:
     # A shop page's desktop and mobile copies of the same feature text: read once.
     head = '<meta property="og:type" content="product">'

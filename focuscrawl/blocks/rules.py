@@ -184,6 +184,18 @@ UNLIKELY_WORDS = (
     "countdown",
     "signup",
     "subscribe",
+    # The page's own furniture around its text: "Was this page helpful?" feedback prompts,
+    # copyright notices, previous / next page links, the author's bio box; chosen the same way.
+    "feedback",
+    "helpful",
+    "copyright",
+    "prev-next",
+    "prevnext",
+    "pagenav",
+    "page-nav",
+    "author-bio",
+    "author-box",
+    "authorbox",
 )
 MAYBE_CANDIDATE_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 POSITIVE_WORDS = (
