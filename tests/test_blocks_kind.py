@@ -298,6 +298,34 @@ def test_hidden_tabs_are_read_when_they_hold_the_content() -> None:
     assert "Category 7" not in page.main_text
 
 
+def test_a_products_hidden_drawers_that_link_on_are_not_its_content() -> None:
+    # A shop page's hidden tabs are read, but not its hidden drawer (a mini-cart / size guide
+    # that links on, not link-led), which the same reading takes on other kinds.
+    head = (
+        '<meta property="og:type" content="product">'
+        "<style>.tab-panel{display:none} .drawer{display:none}</style>"
+    )
+    drawer = (
+        "<div class='drawer'><p>Your cart is empty for now, but our bestselling trail shoes "
+        "and the new winter range are waiting for you, see <a href='/c/new'>new arrivals</a>"
+        "</p></div>"
+    )
+    body = (
+        "<div class='product-info'><h1>Trail shoe</h1><p>Light and quick.</p></div>"
+        f"<div class='tab-panel'><p>{PROSE}</p><p>{PROSE.upper()}</p></div>{drawer}"
+    )
+    url = "https://shop.example/products/trail-shoe"
+    page = partition(_page(body, head), url)
+    assert page.kind == "product"
+    assert "arctic terns" in page.main_text and "Your cart is empty" not in page.main_text
+    before = rules.HIDDEN_LINKS_NOT_CONTENT_KINDS
+    try:
+        rules.HIDDEN_LINKS_NOT_CONTENT_KINDS = frozenset()  # type: ignore[misc]
+        assert "Your cart is empty" in partition(_page(body, head), url).main_text
+    finally:
+        rules.HIDDEN_LINKS_NOT_CONTENT_KINDS = before  # type: ignore[misc]
+
+
 def test_hidden_text_stays_out_when_the_page_shows_more() -> None:
     head = '<meta property="og:type" content="product"><style>.tab-panel{display:none}</style>'
     body = (

@@ -65,7 +65,7 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
                 _take(block, rules.WEIGHT_KIND_CONTENT)
             elif items and block.kind == "link":
                 _take(block, rules.WEIGHT_ITEM_LINKS)
-        _read_hidden(page, seen)
+        _read_hidden(page, seen, kind not in rules.HIDDEN_LINKS_NOT_CONTENT_KINDS)
         if kind in rules.FORM_POST_KINDS:
             _read_form_posts(page, seen)
         if kind == "product":
@@ -182,10 +182,13 @@ def _has_main_words(page: Page) -> bool:
     return False
 
 
-def _read_hidden(page: Page, seen: set[str]) -> None:
+def _read_hidden(page: Page, seen: set[str], linked: bool = True) -> None:
     """Read the hidden blocks too when they hold more words than the main text shows: the
     content waits for a script (tabs, accordions, "read more", a wrapper revealed on load).
-    Link-led hidden blocks (menus that open on hover) stay out; each text is read once."""
+    Link-led hidden blocks (menus that open on hover) stay out, and without ``linked`` every
+    hidden block that holds a link (a shop's drawers: mini-cart, menus, size guides and
+    pop-ups that link on; its description and spec tabs are plain text); each text is read
+    once."""
     shown = hidden = 0
     for b in page.blocks:
         if b.text:
@@ -197,7 +200,13 @@ def _read_hidden(page: Page, seen: set[str]) -> None:
         return
     for block in page.blocks:
         text = block.text
-        if block.noise_cue == "hidden" and text and text not in seen and not _link_led(block):
+        if (
+            block.noise_cue == "hidden"
+            and text
+            and text not in seen
+            and (linked or not block.links)
+            and not _link_led(block)
+        ):
             seen.add(text)
             _take(block, rules.WEIGHT_KIND_CONTENT)
 
