@@ -235,6 +235,37 @@ def test_survey_is_the_python_one(html: str | bytes) -> None:
     assert signals.json_ld == ('{"@type": "Product"}',)
 
 
+@needs_compiled
+def test_survey_finds_the_fact_meta_elements() -> None:
+    """The compiled survey collects the <meta>/<link> elements that may declare product facts
+    (what ``structured`` used to search the tree for with an XPath), in document order."""
+    from focuscrawl.blocks._cwalk import survey as compiled_survey
+
+    html = (
+        "<html><head><meta property='og:title' content='no'>"
+        "<meta property='product:price:amount' content='9.90'>"
+        "<meta property='og:availability' content='instock'><link rel='x' href='/no'></head>"
+        "<body><div itemscope><meta itemprop='price' content='9.90'>"
+        "<link itemprop='availability' href='https://schema.org/InStock'>"
+        "<span itemprop='name'>span, not meta</span><meta itemprop=''></div></body></html>"
+    )
+    root = partition_module.parse_html(html)
+    assert root is not None
+    found = compiled_survey(root).fact_meta
+    assert found == survey.survey_python(root).fact_meta
+    assert [(el.tag, el.get("property") or el.get("itemprop")) for el in found] == [
+        ("meta", "product:price:amount"),
+        ("meta", "og:availability"),
+        ("meta", "price"),
+        ("link", "availability"),
+        ("meta", ""),
+    ]
+    many = "<html><body>" + "<meta itemprop='sku' content='s'>" * (survey.MAX_FACT_META + 5)
+    root = partition_module.parse_html(many + "</body></html>")
+    assert root is not None
+    assert len(compiled_survey(root).fact_meta) == survey.MAX_FACT_META
+
+
 _KIND_WORD_TEXT = st.lists(
     st.sampled_from([*"-_ acdeioprstuvwxz", "é", "\u212a", "\U0001f600"])
     | st.sampled_from([w for w, _, _ in rules.NAME_KIND_EVIDENCE]),

@@ -111,6 +111,41 @@ def test_forum_posts_inside_a_moderation_form_are_read() -> None:
         rules.FORM_POST_KINDS = before  # type: ignore[misc]
 
 
+def test_a_docs_pages_title_header_inside_the_content_is_read() -> None:
+    # A reference page puts its title, a status box and the lead in a wrapper named
+    # "layout__header" inside <main>: the class word "header" marks it as boilerplate. On a docs
+    # page that wrapper (its <h1> and what follows up to the chosen text) is read; the site's
+    # own <header> section, and a link-led list in the wrapper, are not.
+    head = '<script type="application/ld+json">{"@type": "TechArticle"}</script>'
+    code = "<pre><code>const ws = new WebSocket(url);</code></pre>"
+    sections = "".join(
+        f"<section><h2>Method {i}</h2><p>Method {i} of the socket: {PROSE}</p>{code}</section>"
+        for i in range(4)
+    )
+    body = (
+        "<header class='site'><p>Developer network for the whole web platform</p></header>"
+        "<main><div class='layout__header'><h1>WebSocket</h1>"
+        "<p>Widely available across browsers since July 2015 and in every engine.</p>"
+        "<p>The WebSocket object provides the API for creating and managing a connection.</p>"
+        "<ul><li><a href='/compat'>See full compatibility</a></li>"
+        "<li><a href='/feedback'>Report feedback</a></li></ul></div>"
+        f"<div class='content'>{sections}</div></main>"
+    )
+    url = "https://developer.example/docs/Web/API/WebSocket"
+    page = partition(_page(body, head), url)
+    assert page.kind == "documentation"
+    text = page.main_text
+    assert "Method 3 of the socket" in text
+    assert "WebSocket\n" in text and "provides the API" in text and "Widely available" in text
+    assert "See full compatibility" not in text and "Developer network" not in text
+    before = rules.TITLE_HEADER_KINDS
+    try:
+        rules.TITLE_HEADER_KINDS = frozenset()  # type: ignore[misc]
+        assert "provides the API" not in partition(_page(body, head), url).main_text
+    finally:
+        rules.TITLE_HEADER_KINDS = before  # type: ignore[misc]
+
+
 def test_a_short_form_text_of_a_forum_is_not_a_post() -> None:
     page = Page(url="https://forum.example/t/1")
     page.blocks = [
@@ -140,6 +175,92 @@ def test_product_keeps_description_and_specs() -> None:
     assert page.kind == "product"
     assert "arctic terns" in page.main_text
     assert "280 g" in page.main_text
+
+
+def test_what_the_site_recommends_beside_a_product_is_not_its_content() -> None:
+    # A shop page's "You may also like" carousel and its recently viewed items are named for
+    # what they are (recommendations, upsells, recently viewed): not the product's content.
+    # The same cards under a neutral name are read, as every uncued block of a product is.
+    head = (
+        '<meta property="og:type" content="product">'
+        '<script type="application/ld+json">{"@type": ["Product", "Offer"]}</script>'
+    )
+    cards = "".join(
+        f"<div class='card'><h3>Camp mug {i}</h3><p>Enamel steel, holds {i} dl, from $2{i}</p></div>"
+        for i in range(4)
+    )
+    product = (
+        "<div class='product-info'><h1>Trail shoe</h1><span class='price'>$120</span></div>"
+        f"<div class='product-description'><p>{PROSE}</p></div>"
+    )
+    named = (
+        f"{product}<section class='product-recommendations'><h2>You may also like</h2>{cards}"
+        f"</section><div id='recently-viewed'><p>Wool socks, merino, two pairs</p></div>"
+    )
+    url = "https://shop.example/products/trail-shoe"
+    page = partition(_page(named, head), url)
+    assert page.kind == "product"
+    assert "arctic terns" in page.main_text and "Trail shoe" in page.main_text
+    assert "Camp mug" not in page.main_text and "Wool socks" not in page.main_text
+    neutral = named.replace("product-recommendations", "shelf").replace("recently-viewed", "x")
+    text = partition(_page(neutral, head), url).main_text
+    assert "Camp mug 2" in text and "Wool socks" in text
+
+
+def test_site_messages_beside_the_page_are_not_its_content() -> None:
+    # An announcement bar and a sign-up box inside the content column, named for what they are;
+    # under neutral names the same texts are read.
+    head = '<meta property="og:type" content="product">'
+    body = (
+        "<div class='product'><div class='announcement-bar'><p>Free shipping on every order "
+        "over fifty dollars this week only</p></div><h1>Trail shoe</h1>"
+        f"<div class='product-description'><p>{PROSE}</p></div>"
+        "<div class='signup-box'><p>Join our list and get ten percent off your first order "
+        "today</p></div></div>"
+    )
+    url = "https://shop.example/products/trail-shoe"
+    text = partition(_page(body, head), url).main_text
+    assert "arctic terns" in text
+    assert "Free shipping" not in text and "Join our list" not in text
+    neutral = body.replace("announcement-bar", "strip").replace("signup-box", "box")
+    text = partition(_page(neutral, head), url).main_text
+    assert "Free shipping" in text and "Join our list" in text
+
+
+def test_the_pages_furniture_around_its_text_is_not_content() -> None:
+    # A docs section with a feedback prompt, previous / next links and a copyright line inside
+    # its content column, and an article's author bio: named for what they are, left out;
+    # under neutral names the same texts are read.
+    code = "<pre><code>pip install terns</code></pre>"
+    sections = "".join(
+        f"<section><h2>Step {i}</h2><p>Step {i} of the guide: {PROSE}</p>{code}</section>"
+        for i in range(4)
+    )
+    body = (
+        f"<main><div class='doc-content'><h1>Install</h1>{sections}"
+        "<div class='page-feedback'><p>Was this page useful to you and your team today?</p></div>"
+        "<div class='prev-next'><p>Previous chapter on configuring the whole tern toolkit</p></div>"
+        "<div class='copyright'><p>All material on this site licensed under open terms</p></div>"
+        "</div></main>"
+    )
+    head = '<script type="application/ld+json">{"@type": "TechArticle"}</script>'
+    url = "https://docs.example/docs/guide/install"
+    page = partition(_page(body, head), url)
+    assert page.kind == "documentation"
+    assert "Step 3 of the guide" in page.main_text
+    for furniture in ("Was this page useful", "Previous chapter", "All material"):
+        assert furniture not in page.main_text
+    neutral = (
+        body.replace("page-feedback", "a1").replace("prev-next", "a2").replace("copyright", "a3")
+    )
+    text = partition(_page(neutral, head), url).main_text
+    assert "Was this page useful" in text and "Previous chapter" in text and "All material" in text
+    head = '<script type="application/ld+json">{"@type": "NewsArticle"}</script>'
+    bio = "<div class='author-bio'><p>Jane Doe writes about seabirds and has done for years.</p></div>"
+    story = "<article><h1>Terns</h1>" + f"<p>{PROSE}</p>" * 4 + bio + "</article>"
+    url = "https://news.example/2024/05/terns"
+    assert "Jane Doe" not in partition(_page(story, head), url).main_text
+    assert "Jane Doe" in partition(_page(story.replace("author-bio", "b"), head), url).main_text
 
 
 def test_a_repeated_copy_is_read_once() -> None:
@@ -175,6 +296,34 @@ def test_hidden_tabs_are_read_when_they_hold_the_content() -> None:
     assert "arctic terns" in page.main_text
     assert "280 g" in page.main_text
     assert "Category 7" not in page.main_text
+
+
+def test_a_products_hidden_drawers_that_link_on_are_not_its_content() -> None:
+    # A shop page's hidden tabs are read, but not its hidden drawer (a mini-cart / size guide
+    # that links on, not link-led), which the same reading takes on other kinds.
+    head = (
+        '<meta property="og:type" content="product">'
+        "<style>.tab-panel{display:none} .drawer{display:none}</style>"
+    )
+    drawer = (
+        "<div class='drawer'><p>Your cart is empty for now, but our bestselling trail shoes "
+        "and the new winter range are waiting for you, see <a href='/c/new'>new arrivals</a>"
+        "</p></div>"
+    )
+    body = (
+        "<div class='product-info'><h1>Trail shoe</h1><p>Light and quick.</p></div>"
+        f"<div class='tab-panel'><p>{PROSE}</p><p>{PROSE.upper()}</p></div>{drawer}"
+    )
+    url = "https://shop.example/products/trail-shoe"
+    page = partition(_page(body, head), url)
+    assert page.kind == "product"
+    assert "arctic terns" in page.main_text and "Your cart is empty" not in page.main_text
+    before = rules.HIDDEN_LINKS_NOT_CONTENT_KINDS
+    try:
+        rules.HIDDEN_LINKS_NOT_CONTENT_KINDS = frozenset()  # type: ignore[misc]
+        assert "Your cart is empty" in partition(_page(body, head), url).main_text
+    finally:
+        rules.HIDDEN_LINKS_NOT_CONTENT_KINDS = before  # type: ignore[misc]
 
 
 def test_hidden_text_stays_out_when_the_page_shows_more() -> None:

@@ -1105,14 +1105,14 @@ cdef str _MAIN_ROLE = rules.MAIN_ROLE
 def survey(root):
     """``survey.survey_python`` compiled: one pass over the elements under ``root`` for the
     title, ``<base href>``, style sheets, class names and ids, the page kind's signals and the
-    main regions."""
+    main regions and the <meta> / <link> elements of product facts."""
     cdef cetree._Element el = <cetree._Element?>root
     cdef xmlNode* top = el._c_node
     cdef xmlNode* c = top
     cdef xmlNode* nxt
     cdef xmlAttr* attr
     cdef object title = None, base = None
-    cdef bint have_title = False, have_base = False, script, meta
+    cdef bint have_title = False, have_base = False, script, meta, link, itemprop
     cdef list sheets = [], json_ld = [], og_types = [], itemtypes = []
     cdef set values = set()  # distinct class attribute values: most elements share a few
     cdef set ids = set()
@@ -1124,11 +1124,14 @@ def survey(root):
     cdef Py_ssize_t max_itemtypes = _survey.MAX_ITEMTYPES
     cdef list mains = []
     cdef Py_ssize_t max_mains = rules.MAX_MAIN_REGIONS
+    cdef list fact_meta = []
+    cdef Py_ssize_t max_fact_meta = _survey.MAX_FACT_META
+    cdef tuple fact_properties = _survey.FACT_META_PROPERTIES
     cdef bint is_main
     cdef char f
     while c is not NULL:
         if c.type == tree.XML_ELEMENT_NODE:
-            script = meta = is_main = False
+            script = meta = link = itemprop = is_main = False
             if c.ns is NULL:
                 # one branch per first letter: most elements (div, span, li …) compare nothing
                 name = <const char*>c.name
@@ -1168,6 +1171,9 @@ def survey(root):
                 elif f == 102:  # form
                     if strcmp(name, "form") == 0:
                         n_form += 1
+                elif f == 108:  # link
+                    if strcmp(name, "link") == 0:
+                        link = True
                 elif f == 98:  # base
                     if not have_base and c is not top and strcmp(name, "base") == 0:
                         attr = c.properties
@@ -1197,6 +1203,8 @@ def survey(root):
                         elif strcmp(aname, "itemtype") == 0:
                             if len(itemtypes) < max_itemtypes:
                                 itemtypes.append(_attr_value(c, attr))
+                        elif (meta or link) and strcmp(aname, "itemprop") == 0:
+                            itemprop = True
                     elif f == 114:  # role
                         if strcmp(aname, "role") == 0:
                             if _attr_value(c, attr).strip().lower() == _MAIN_ROLE:
@@ -1219,6 +1227,9 @@ def survey(root):
                 og_types.append(content or "")
             if is_main and len(mains) < max_mains:
                 mains.append(cetree.elementFactory(el._doc, c))
+            if (itemprop or (meta and prop is not None and prop.startswith(fact_properties))) \
+                    and len(fact_meta) < max_fact_meta:
+                fact_meta.append(cetree.elementFactory(el._doc, c))
             nxt = c.children
             if nxt is not NULL:
                 c = nxt
@@ -1227,7 +1238,7 @@ def survey(root):
     signals = _survey.KindSignals(n_pre, n_article, n_time, n_form, linked, prices,
                                   tuple(json_ld), tuple(og_types), tuple(itemtypes))
     return _survey.Survey(title, base, sheets, set(" ".join(values).split()), ids, signals,
-                          tuple(mains))
+                          tuple(mains), tuple(fact_meta))
 
 
 cdef inline unsigned int _fold(unsigned int c, bint fold) noexcept nogil:

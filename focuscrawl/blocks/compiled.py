@@ -17,7 +17,7 @@ from types import ModuleType
 
 # What the Python side expects of _cwalk: bump it on a change of the compiled functions'
 # signatures, results or the Python names they read, and rebuild (setup.py compiles it in).
-CWALK_ABI = 10
+CWALK_ABI = 11
 
 _loaded: list[ModuleType | None] = []
 

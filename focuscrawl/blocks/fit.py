@@ -12,7 +12,8 @@ collections the link blocks of the items too. A page read as an article whose pa
 mostly outside the chosen container (the choice missed the article) is read broadly as well,
 and so is a page told as an article with little confidence whose container took a sliver of it.
 A product page's hidden spec and comparison tables (tabs) are read too, and so are a forum's
-posts inside a ``<form>`` (forum software's moderation form wraps the thread). An article keeps
+posts inside a ``<form>`` (forum software's moderation form wraps the thread), and a docs page's
+title header that a ``header``-named wrapper inside the content holds. An article keeps
 the lists and tables between its paragraphs that Readability's choice left out.
 A pass over the blocks and their links: linear in the page.
 """
@@ -64,11 +65,13 @@ def fit_to_kind(page: Page, kind: str, confidence: float = 1.0) -> str:
                 _take(block, rules.WEIGHT_KIND_CONTENT)
             elif items and block.kind == "link":
                 _take(block, rules.WEIGHT_ITEM_LINKS)
-        _read_hidden(page, seen)
+        _read_hidden(page, seen, kind not in rules.HIDDEN_LINKS_NOT_CONTENT_KINDS)
         if kind in rules.FORM_POST_KINDS:
             _read_form_posts(page, seen)
         if kind == "product":
             _read_hidden_specs(page, seen)
+        if kind in rules.TITLE_HEADER_KINDS:
+            _read_title_header(page, seen)
     else:
         _read_article_insets(page)
     if _has_main_words(page):
@@ -179,10 +182,13 @@ def _has_main_words(page: Page) -> bool:
     return False
 
 
-def _read_hidden(page: Page, seen: set[str]) -> None:
+def _read_hidden(page: Page, seen: set[str], linked: bool = True) -> None:
     """Read the hidden blocks too when they hold more words than the main text shows: the
     content waits for a script (tabs, accordions, "read more", a wrapper revealed on load).
-    Link-led hidden blocks (menus that open on hover) stay out; each text is read once."""
+    Link-led hidden blocks (menus that open on hover) stay out, and without ``linked`` every
+    hidden block that holds a link (a shop's drawers: mini-cart, menus, size guides and
+    pop-ups that link on; its description and spec tabs are plain text); each text is read
+    once."""
     shown = hidden = 0
     for b in page.blocks:
         if b.text:
@@ -194,7 +200,13 @@ def _read_hidden(page: Page, seen: set[str]) -> None:
         return
     for block in page.blocks:
         text = block.text
-        if block.noise_cue == "hidden" and text and text not in seen and not _link_led(block):
+        if (
+            block.noise_cue == "hidden"
+            and text
+            and text not in seen
+            and (linked or not block.links)
+            and not _link_led(block)
+        ):
             seen.add(text)
             _take(block, rules.WEIGHT_KIND_CONTENT)
 
@@ -253,6 +265,32 @@ def _read_hidden_specs(page: Page, seen: set[str]) -> None:
                     continue
                 seen.add(text)
             _take(block, rules.WEIGHT_KIND_CONTENT)
+
+
+def _read_title_header(page: Page, seen: set[str]) -> None:
+    """A docs page's title header: when the page's first heading before its chosen text is an
+    ``<h1>`` that only a class/id name marks as boilerplate (a ``header``-named wrapper inside
+    the content, holding the title, the lead and a status box), that ``<h1>`` and the
+    name-marked blocks after it up to the chosen text are read, link-led ones left out, each
+    text once. A chrome section (``<header>``, ``<nav>`` …) is not such a wrapper."""
+    blocks = page.blocks
+    start = -1
+    for i, b in enumerate(blocks):
+        if b.kind == "text" and b.text:
+            return  # the chosen text starts before any <h1>
+        if b.tag == "h1" and b.text:
+            if b.noise_cue == "name":
+                start = i
+            break
+    if start < 0:
+        return
+    for b in blocks[start:]:
+        if b.kind == "text" and b.text:
+            break
+        text = b.text
+        if b.noise_cue == "name" and text and text not in seen and not _link_led(b):
+            seen.add(text)
+            _take(b, rules.WEIGHT_KIND_CONTENT)
 
 
 def _link_led(block: Block) -> bool:

@@ -247,8 +247,9 @@ def _partition(
     fit_to_kind(page, page.kind, page.kind_confidence)
     signals = found.signals
     page.facts = facts_of(
-        root, signals.json_ld, page.cuts, bool(signals.og_types or signals.itemtypes)
-    )
+        root, signals.json_ld, page.cuts, bool(signals.og_types or signals.itemtypes),
+        found.fact_meta,
+    )  # fmt: skip
     if page.facts and not any(b.kind == "text" and b.text for b in page.blocks):
         # a page that shows no text of its own (rendered by a script): its declared facts
         page.blocks.append(Block(len(page.blocks), "text", facts_as_text(page.facts),

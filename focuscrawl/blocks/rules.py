@@ -166,6 +166,36 @@ UNLIKELY_WORDS = (
     "ai2html",
     "-ad-",
     "yom-remote",
+    # What the site pushes beside the page's own subject: recommendation, upsell and
+    # cross-sell carousels, recently viewed, similar, trending and popular items (a shop's
+    # "You may also like", a news site's "Most popular"). Chosen by the wcxb-dev pages of the
+    # dev folds they change (issue 28, tenth session, docs/blocks.md).
+    "recommend",
+    "upsell",
+    "cross-sell",
+    "crosssell",
+    "recently",
+    "similar",
+    "trending",
+    "popular",
+    # Site messages beside the page: announcement bars, sale countdowns, sign-up and subscribe
+    # boxes (with "newsletter" and "banner" above); chosen the same way.
+    "announcement",
+    "countdown",
+    "signup",
+    "subscribe",
+    # The page's own furniture around its text: "Was this page helpful?" feedback prompts,
+    # copyright notices, previous / next page links, the author's bio box; chosen the same way.
+    "feedback",
+    "helpful",
+    "copyright",
+    "prev-next",
+    "prevnext",
+    "pagenav",
+    "page-nav",
+    "author-bio",
+    "author-box",
+    "authorbox",
 )
 MAYBE_CANDIDATE_WORDS = ("and", "article", "body", "column", "content", "main", "shadow")
 POSITIVE_WORDS = (
@@ -508,6 +538,18 @@ FORM_POST_WORDS = 10
 # sibling of the chosen one, or the conditional cleaning dropped it). Lists: wcxb-dev +0.0010
 # dev folds / +0.0002 held-out; tables on top: +0.0005 / +0.0003.
 ARTICLE_INSET_TAGS = frozenset({"ul", "ol", "dl", "table", "td", "th", "caption"})
+# Kinds whose title header is content: the page's <h1> and the blocks after it up to the
+# chosen text, when only a class/id name ("layout__header", "page-header") marks them (a
+# header wrapper inside the content, not a chrome section): the title, the lead, a status box
+# (blocks.fit._read_title_header). Documentation only: on every broad kind, wcxb-dev dev folds
+# 0.8510 -> 0.8514 but forum -0.0013 and article -0.0003; documentation alone 0.9155 -> 0.9222
+# dev (10 of its 12 changed pages one site), 0.9096 -> 0.9097 held-out.
+TITLE_HEADER_KINDS = frozenset({"documentation"})
+# Kinds whose hidden blocks that hold any link are not read as hidden content (HIDDEN_OVER_SHOWN):
+# on a shop's product page the hidden blocks that link on are drawers (mini-cart, menus, size
+# guides, pop-ups); its description and spec tabs are plain text. wcxb-dev product 0.6997 ->
+# 0.7039 dev folds (5 pages up, none down), 0.5729 -> 0.5744 held-out (1 page up).
+HIDDEN_LINKS_NOT_CONTENT_KINDS = frozenset({"product"})
 # A product page's hidden blocks of these tags (spec and comparison tables in tabs) are read
 # as content whatever the shown text holds (blocks.fit._read_hidden_specs).
 SPEC_TAGS = frozenset({"th", "td", "dt", "dd", "caption"})

@@ -16,10 +16,12 @@ at most ``MAX_FACT_CHARS`` characters are kept, and what was cut is counted in `
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from lxml import etree
+
+from focuscrawl.blocks.survey import MAX_FACT_META, fact_meta_python
 
 MAX_JSON_LD_BLOBS = 8  # <script type="application/ld+json"> elements parsed per page
 MAX_JSON_LD_CHARS = 100_000  # a longer blob is skipped (and counted): real ones are a few KB
@@ -27,7 +29,7 @@ MAX_JSON_LD_DEPTH = 8  # levels of a parsed blob walked (@graph > Product > offe
 MAX_JSON_LD_NODES = 2_000  # dicts and lists visited per page
 MAX_FACTS = 60
 MAX_FACT_CHARS = 300  # a longer value (a description) is cut to this many characters
-MAX_META = 200  # <meta>/<link> elements with itemprop or product/og property read per page
+MAX_META = MAX_FACT_META  # <meta>/<link> elements with itemprop or product/og property read
 MAX_PROPERTIES = 40  # additionalProperty name/value pairs read (the declared spec rows)
 
 #: schema.org types whose fields are facts (the last path part, lower-cased)
@@ -59,18 +61,20 @@ OG_FIELDS = {
     "product:brand": "brand",
     "product:condition": "itemcondition",
 }
-_META = etree.XPath(
-    "//meta[@itemprop or starts-with(@property, 'product:') or starts-with(@property, 'og:p')"
-    " or starts-with(@property, 'og:a')] | //link[@itemprop]"
-)
 
 
 def facts_of(
-    root: etree._Element, json_ld: Iterable[str], cuts: dict[str, int], meta: bool = True
+    root: etree._Element,
+    json_ld: Iterable[str],
+    cuts: dict[str, int],
+    meta: bool = True,
+    fact_meta: Sequence[etree._Element] | None = None,
 ) -> list[str]:
     """The product facts of the page under ``root`` whose JSON-LD texts are ``json_ld``; the
     ``<meta>``/``<link>`` facts only when ``meta`` (the page declares an ``og:type`` or an
-    ``itemtype``: other pages are not searched for them)."""
+    ``itemtype``: other pages are not searched for them). ``fact_meta``: those elements as
+    the partition's survey found them (``Survey.fact_meta``), else they are searched for
+    under ``root`` (:func:`survey.fact_meta_python`)."""
     facts: list[str] = []
     seen: set[str] = set()
 
@@ -96,7 +100,7 @@ def facts_of(
 
     _json_ld_facts(json_ld, add, cuts)
     if meta:
-        _meta_facts(root, add)
+        _meta_facts(fact_meta_python(root) if fact_meta is None else fact_meta, add)
     return facts
 
 
@@ -164,10 +168,8 @@ def _fields(node: dict[str, Any], add: Any) -> None:
             add(" ".join(prop["name"].split())[:60].lower() or "property", value)
 
 
-def _meta_facts(root: etree._Element, add: Any) -> None:
-    for n, el in enumerate(_META(root)):  # type: ignore[arg-type, union-attr]
-        if n >= MAX_META:
-            break
+def _meta_facts(elements: Sequence[etree._Element], add: Any) -> None:
+    for el in elements[:MAX_META]:
         prop = el.get("itemprop")  # type: ignore[union-attr]
         if prop:
             field = prop.strip().lower()

@@ -3,7 +3,8 @@
 The title, the first ``<base href>``, the ``<style>`` sheets, the class names and ids in use
 (the CSS keeps only rules that can match them; the page kind reads their words), the
 structural signals of the page kind (:class:`KindSignals`) and the page's declared main regions
-(the walk marks neither them nor their ancestors unlikely by name: ``rules.MAIN_TAG``).
+(the walk marks neither them nor their ancestors unlikely by name: ``rules.MAIN_TAG``), and the
+``<meta>`` / ``<link>`` elements that may declare product facts (:mod:`structured` reads them).
 ``_cwalk.survey`` is the compiled pass; :func:`survey_python` is its reference
 (``tests/test_blocks_cwalk.py`` compares them).
 Linear in the page: every element is visited once, and what is kept per page is capped.
@@ -19,6 +20,14 @@ from lxml import etree
 from focuscrawl.blocks import rules
 
 MAX_ITEMTYPES = 50  # itemtype attributes read, in document order
+MAX_FACT_META = 200  # <meta>/<link> elements that may declare a product fact, document order
+#: ``<meta property>`` prefixes of OpenGraph / Facebook product facts (``structured.OG_FIELDS``)
+FACT_META_PROPERTIES = ("product:", "og:p", "og:a")
+_FACT_META = etree.XPath(
+    "//meta[@itemprop or "
+    + " or ".join(f"starts-with(@property, '{p}')" for p in FACT_META_PROPERTIES)
+    + "] | //link[@itemprop]"
+)
 _COUNTED = ("pre", "article", "time", "form", "script", "meta")
 _ITEMTYPES = etree.XPath("//@itemtype")
 _LINKED_HEADINGS = etree.XPath("count(//h2[a] | //h3[a] | //h4[a] | //a[h2 or h3 or h4])")
@@ -50,6 +59,9 @@ class Survey(NamedTuple):
     signals: KindSignals
     # the first rules.MAX_MAIN_REGIONS <main> / role="main" elements, in document order
     mains: tuple[etree._Element, ...] = ()
+    # the first MAX_FACT_META <meta> / <link> elements with an itemprop, and <meta> elements
+    # whose property starts with one of FACT_META_PROPERTIES, in document order
+    fact_meta: tuple[etree._Element, ...] = ()
 
 
 def names_in_use_python(root: etree._Element) -> tuple[set[str], set[str]]:
@@ -78,6 +90,12 @@ def mains_python(root: etree._Element) -> tuple[etree._Element, ...]:
             if len(found) >= rules.MAX_MAIN_REGIONS:
                 break
     return tuple(found)
+
+
+def fact_meta_python(root: etree._Element) -> tuple[etree._Element, ...]:
+    """The ``<meta>`` / ``<link>`` elements under ``root`` that may declare a product fact
+    (``Survey.fact_meta``)."""
+    return tuple(islice(_FACT_META(root), MAX_FACT_META))  # type: ignore[arg-type]
 
 
 def signals_python(root: etree._Element) -> KindSignals:
@@ -113,4 +131,7 @@ def survey_python(root: etree._Element) -> Survey:
     """The compiled ``_cwalk.survey``'s reference: several passes of lxml over the tree."""
     title, base, sheets = prelude_python(root)
     classes, ids = names_in_use_python(root)
-    return Survey(title, base, sheets, classes, ids, signals_python(root), mains_python(root))
+    return Survey(
+        title, base, sheets, classes, ids, signals_python(root), mains_python(root),
+        fact_meta_python(root),
+    )  # fmt: skip
