@@ -48,7 +48,7 @@ COLUMNS = (
 
 def _statement(keep_authority: bool) -> str:
     # the client's tsvectors are sent in the binary format only (pgtsvector.TsVectorDumper)
-    arrays = ", ".join(f"%{'b' if kind == 'tsvector' else 's'}::{kind}[]" for _, kind in COLUMNS)
+    arrays = ", ".join(f"%b::{kind}[]" for _, kind in COLUMNS)
     names = ", ".join(name for name, _ in COLUMNS)
     authority = "p.authority" if keep_authority else "EXCLUDED.authority"
     # a page's diff columns change only with a diff: upsert_statement sets changed_at (never
