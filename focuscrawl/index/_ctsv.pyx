@@ -38,6 +38,26 @@ DEF MAX_LEXEME_POSITIONS = 255
 DEF WEIGHT_A = 3 << 14
 
 
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object s)
+    void *PyUnicode_DATA(object s)
+    Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t i) nogil
+
+
+cdef inline bint _space(Py_UCS4 c):
+    # str.isspace / re's \s: on ASCII \t \n \v \f \r, \x1c-\x1f and the space
+    if c < 128:
+        return c == 32 or 9 <= c <= 13 or 28 <= c <= 31
+    return Py_UNICODE_ISSPACE(c)
+
+
+cdef inline bint _alnum(Py_UCS4 c):
+    # re's [^\W_] (str.isalnum)
+    if c < 128:
+        return (97 <= c <= 122) or (48 <= c <= 57) or (65 <= c <= 90)
+    return Py_UNICODE_ISALNUM(c)
+
+
 cdef inline bint _joiner(Py_UCS4 c):
     # [.@/:&~+\-]
     return (c == u'.' or c == u'@' or c == u'/' or c == u':' or c == u'&' or c == u'~'
@@ -102,26 +122,28 @@ def tokens(str low, object span_tokens, Py_ssize_t max_run):
     ``pgtokens.tokens``; None when a run of non-space characters is longer than ``max_run``
     (``pgtokens.parsable`` refuses it)."""
     cdef Py_ssize_t n = len(low), i = 0, start, end, j, a
+    cdef int kind = PyUnicode_KIND(low)
+    cdef void *data = PyUnicode_DATA(low)
     cdef Py_UCS4 c, d
     cdef bint trigger
     cdef list out = []
     while i < n:
-        c = low[i]
-        if Py_UNICODE_ISSPACE(c):
+        c = PyUnicode_READ(kind, data, i)
+        if _space(c):
             i += 1
             continue
         start = i
         trigger = False
         while i < n:
-            c = low[i]
-            if Py_UNICODE_ISSPACE(c):
+            c = PyUnicode_READ(kind, data, i)
+            if _space(c):
                 break
             if not trigger and i + 1 < n:
-                d = low[i + 1]
+                d = PyUnicode_READ(kind, data, i + 1)
                 if _joiner(c):
-                    trigger = not Py_UNICODE_ISSPACE(d) and not _closer(d)
+                    trigger = not _space(d) and not _closer(d)
                 elif _digit(c) and d == u'e' and i + 2 < n:
-                    d = low[i + 2]
+                    d = PyUnicode_READ(kind, data, i + 2)
                     trigger = _digit(d) or d == u'+' or d == u'-'
             i += 1
         end = i
@@ -133,10 +155,10 @@ def tokens(str low, object span_tokens, Py_ssize_t max_run):
             continue
         j = start
         while j < end:
-            if Py_UNICODE_ISALNUM(low[j]):
+            if _alnum(PyUnicode_READ(kind, data, j)):
                 a = j
                 j += 1
-                while j < end and Py_UNICODE_ISALNUM(low[j]):
+                while j < end and _alnum(PyUnicode_READ(kind, data, j)):
                     j += 1
                 out.append(low[a:j])
             else:
