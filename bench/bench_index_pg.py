@@ -207,6 +207,8 @@ PG_WAYS = {
     "python": "tsvectors built by the crawler, pure-Python steps",
     "server": "tsvectors built by the server (to_tsvector)",
     "direct": "client tsvectors, one statement and round trip per page",
+    "async": "as client, synchronous_commit off (commits not flushed: NOT the index's"
+    " durability; what the flush costs)",
 }
 
 
@@ -217,7 +219,10 @@ def pg_cost(
     the GIN pending lists merged at the end."""
     from focuscrawl.index import compiled
 
-    db = open_index(fresh_pg(admin, f"bench_cost_{way}"))
+    url = fresh_pg(admin, f"bench_cost_{way}")
+    if way == "async":
+        url += "?options=-csynchronous_commit%3Doff"
+    db = open_index(url)
     db.client_tsv = db.client_tsv and way != "server"  # type: ignore[attr-defined]
     loaded = list(compiled._loaded)
     if way == "python":
