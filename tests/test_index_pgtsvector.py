@@ -202,6 +202,33 @@ def test_the_compiled_steps_give_the_pythons_bytes(text: str) -> None:
         assert made is None  # a run too long
 
 
+def test_the_compiled_cache_gives_the_lexemes_whatever_its_state() -> None:
+    """``page_keys`` reads the tokens and looks them up in its own table: the lexemes of the
+    Python steps' tokens, with the table empty, full (cleared past its limit), grown, and with
+    tokens too long to keep."""
+    ctsv = compiled.ctsv()
+    assert ctsv is not None
+    texts = [t for t in TWIN + TRICKY + HOSTILE if pgtokens.parsable(t)]
+    texts.append(" ".join(f"w{i}x tok{i % 7}en" for i in range(3000)))  # grows the table
+    texts.append("short " + "y" * 80 + " short " + "y" * 80)  # kept / not kept (> 64)
+    for limit in (3, 50, 100_000):
+        cache = ctsv.LexemeCache(limit, 64)
+        for _ in range(2):  # empty, then holding the text's tokens
+            for text in texts:
+                low = pgtokens.pg_lower(text)
+                expected = [
+                    k for k in pgtsvector._lexeme_bytes(pgtokens.tokens(text)).values() if k
+                ]
+                got = ctsv.page_keys(
+                    low, cache, pgtsvector._lexeme_bytes, pgtokens.span_tokens, pgtokens.MAX_RUN
+                )
+                keys = pgtsvector._lexeme_bytes(pgtokens.tokens(text))
+                assert got == [keys[t] for t in pgtokens.tokens(text) if keys[t]], (limit, text)
+                assert set(got) <= set(expected)
+            assert len(cache) <= limit
+    assert ctsv.page_keys("a " + "b" * 501, cache, pgtsvector._lexeme_bytes, None, 500) is None
+
+
 _TWIN_TEXT = st.text(
     alphabet=st.sampled_from(
         list("abcxyzAEIOU0159 \t\n-.,;:!?()\"'[]/@&~+_#%*<>é\u03a3\u0130\u00a0\u0301\u2013ß")
@@ -314,7 +341,8 @@ def test_a_server_that_stems_otherwise_builds_every_vector(
     from focuscrawl.index.pgstore import PostgresIndex
 
     monkeypatch.setattr(pgtokens, "stemmer", lambda: lambda words: [w + "x" for w in words])
-    monkeypatch.setattr(pgtsvector, "_key_of", {})
+    monkeypatch.setattr(pgtsvector, "_key_of", {})  # the caches of both steps: emptied
+    monkeypatch.setattr(pgtsvector, "_compiled_cache", [])
     with caplog.at_level(logging.WARNING, logger="focuscrawl.index.pgtsvector"):
         ix = PostgresIndex.open(pg_url)
     assert not ix.client_tsv

@@ -5,9 +5,11 @@ for equality on hostile text: tests/test_index_pgtsvector.py):
 
 * :func:`tokens` — ``pgtokens.tokens`` on lower-cased text: runs of plain words split here;
   a run with a character that may join tokens into another kind (``pgtokens._TRIGGER``) goes
-  to the Python token rules (the ``span_tokens`` given: ``pgtokens._span_tokens``);
+  to the Python token rules (the ``span_tokens`` given: ``pgtokens.span_tokens``);
 * :func:`keys_of` — ``pgtsvector._keys`` after the tokens: each token's lexeme bytes from the
   cache, the missing ones from ``resolve`` (the stemmer, in Python);
+* :func:`page_keys` — both in one pass, with a compiled cache (:class:`LexemeCache`): no
+  string made for a token seen before;
 * :func:`encode_page` — ``encode(vectors(title, body))`` for both vectors when no cap of the
   server is reached (else None: the Python path, which keeps the caps).
 
@@ -19,7 +21,9 @@ from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
 from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISSPACE
-from libc.stdlib cimport free, malloc, qsort
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memcmp, memcpy
 
 cdef extern from *:
@@ -163,6 +167,205 @@ def tokens(str low, object span_tokens, Py_ssize_t max_run):
                 out.append(low[a:j])
             else:
                 j += 1
+    return out
+
+
+cdef struct Entry:
+    uint64_t hash  # 0: an empty slot
+    Py_ssize_t length
+    Py_UCS4 *chars
+    PyObject *key  # a strong reference to the lexeme's bytes
+
+
+cdef inline uint64_t _hash(int kind, void *data, Py_ssize_t a, Py_ssize_t b) noexcept:
+    # FNV-1a over the code points (never 0: that marks an empty slot)
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef Py_ssize_t i
+    for i in range(a, b):
+        h = (h ^ <uint64_t>PyUnicode_READ(kind, data, i)) * 1099511628211ULL
+    return h if h else 1
+
+
+cdef class LexemeCache:
+    """Tokens' lexeme bytes, looked up straight from the text's characters: no string made
+    for a token already seen, one probe of a flat table (a dict of str keys cost three cache
+    misses a lookup: a quarter of the crawler's CPU per page). Tokens longer than
+    ``max_chars`` are not kept; past ``limit`` entries the table is cleared (as
+    ``pgtsvector._key_of``)."""
+
+    cdef Entry *table
+    cdef Py_ssize_t size, count
+    cdef readonly Py_ssize_t limit, max_chars
+
+    def __cinit__(self, Py_ssize_t limit=200_000, Py_ssize_t max_chars=64):
+        self.limit, self.max_chars = limit, max_chars
+        self.size, self.count = 0, 0
+        self.table = NULL
+        self._allocate(1024)
+
+    def __dealloc__(self):
+        self._release()
+
+    def __len__(self):
+        return self.count
+
+    cdef void _release(self) noexcept:
+        cdef Py_ssize_t i
+        if self.table is NULL:
+            return
+        for i in range(self.size):
+            if self.table[i].hash:
+                free(self.table[i].chars)
+                Py_DECREF(<object>self.table[i].key)
+        free(self.table)
+        self.table = NULL
+        self.size = self.count = 0
+
+    cdef int _allocate(self, Py_ssize_t size) except -1:
+        self.table = <Entry *>calloc(size, sizeof(Entry))
+        if self.table is NULL:
+            raise MemoryError()
+        self.size = size
+        return 0
+
+    def clear(self):
+        self._release()
+        self._allocate(1024)
+
+    cdef int _grow(self) except -1:
+        cdef Entry *old = self.table
+        cdef Py_ssize_t old_size = self.size, i, j
+        self._allocate(old_size * 2)
+        for i in range(old_size):
+            if old[i].hash:
+                j = <Py_ssize_t>(old[i].hash & <uint64_t>(self.size - 1))
+                while self.table[j].hash:
+                    j = (j + 1) & (self.size - 1)
+                self.table[j] = old[i]
+        free(old)
+        return 0
+
+    cdef PyObject *find(self, uint64_t h, int kind, void *data, Py_ssize_t a, Py_ssize_t b):
+        """The lexeme bytes of the token ``[a, b)`` of the text (a borrowed reference), or NULL."""
+        cdef Py_ssize_t j = <Py_ssize_t>(h & <uint64_t>(self.size - 1)), n = b - a, k
+        cdef Entry *e
+        while True:
+            e = &self.table[j]
+            if not e.hash:
+                return NULL
+            if e.hash == h and e.length == n:
+                k = 0
+                while k < n and e.chars[k] == PyUnicode_READ(kind, data, a + k):
+                    k += 1
+                if k == n:
+                    return e.key
+            j = (j + 1) & (self.size - 1)
+
+    cdef int add(self, uint64_t h, str tok, bytes key) except -1:
+        cdef Py_ssize_t n = len(tok), j, k
+        cdef int kind = PyUnicode_KIND(tok)
+        cdef void *data = PyUnicode_DATA(tok)
+        cdef Py_UCS4 *chars
+        if n > self.max_chars or self.find(h, kind, data, 0, n) is not NULL:
+            return 0
+        if self.count >= self.limit:
+            self.clear()
+        if (self.count + 1) * 2 > self.size:
+            self._grow()
+        chars = <Py_UCS4 *>malloc((n if n else 1) * sizeof(Py_UCS4))
+        if chars is NULL:
+            raise MemoryError()
+        for k in range(n):
+            chars[k] = PyUnicode_READ(kind, data, k)
+        j = <Py_ssize_t>(h & <uint64_t>(self.size - 1))
+        while self.table[j].hash:
+            j = (j + 1) & (self.size - 1)
+        Py_INCREF(key)
+        self.table[j].hash, self.table[j].length = h, n
+        self.table[j].chars, self.table[j].key = chars, <PyObject *>key
+        self.count += 1
+        return 0
+
+
+cdef int _lookup(LexemeCache cache, str text, int kind, void *data, Py_ssize_t a,
+                 Py_ssize_t b, str tok, list out, list missing) except -1:
+    """Append the lexeme of the token ``text[a:b]`` (``tok`` when made already), or None with
+    the token and its place in ``missing``."""
+    cdef uint64_t h = _hash(kind, data, a, b)
+    cdef PyObject *got = cache.find(h, kind, data, a, b)
+    if got is not NULL:
+        out.append(<object>got)
+        return 0
+    missing.append((len(out), text[a:b] if tok is None else tok, h))
+    out.append(None)
+    return 0
+
+
+def page_keys(str low, LexemeCache cache, object lexeme_bytes, object span_tokens,
+              Py_ssize_t max_run):
+    """``keys_of(tokens(low, …), …)`` in one pass, the lexemes from ``cache`` (the missing ones
+    from ``lexeme_bytes``, a dict token → bytes, then kept); None for a run too long."""
+    cdef Py_ssize_t n = len(low), i = 0, start, end, j, a, k
+    cdef int kind = PyUnicode_KIND(low)
+    cdef void *data = PyUnicode_DATA(low)
+    cdef int tkind
+    cdef void *tdata
+    cdef Py_UCS4 c, d
+    cdef bint trigger, empty = False
+    cdef list out = [], missing = [], run
+    cdef str tok
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if _space(c):
+            i += 1
+            continue
+        start = i
+        trigger = False
+        while i < n:
+            c = PyUnicode_READ(kind, data, i)
+            if _space(c):
+                break
+            if not trigger and i + 1 < n:
+                d = PyUnicode_READ(kind, data, i + 1)
+                if _joiner(c):
+                    trigger = not _space(d) and not _closer(d)
+                elif _digit(c) and d == u'e' and i + 2 < n:
+                    d = PyUnicode_READ(kind, data, i + 2)
+                    trigger = _digit(d) or d == u'+' or d == u'-'
+            i += 1
+        end = i
+        if end - start > max_run:
+            return None
+        if trigger:
+            run = []
+            if not _hyphenated(low, start, end, run):
+                span_tokens(low, start, end, run)
+            for tok in run:
+                tkind, tdata = PyUnicode_KIND(tok), PyUnicode_DATA(tok)
+                _lookup(cache, tok, tkind, tdata, 0, len(tok), tok, out, missing)
+            continue
+        j = start
+        while j < end:
+            if _alnum(PyUnicode_READ(kind, data, j)):
+                a = j
+                j += 1
+                while j < end and _alnum(PyUnicode_READ(kind, data, j)):
+                    j += 1
+                _lookup(cache, low, kind, data, a, j, None, out, missing)
+            else:
+                j += 1
+    if missing:
+        found = lexeme_bytes(list(dict.fromkeys([m[1] for m in missing])))
+        for k, tok, h in missing:
+            key = found[tok]
+            out[k] = key
+            cache.add(h, tok, key)
+    for key in out:
+        if PyBytes_GET_SIZE(key) == 0:
+            empty = True
+            break
+    if empty:  # a token the server skips (too long)
+        return [key for key in out if PyBytes_GET_SIZE(key)]
     return out
 
 

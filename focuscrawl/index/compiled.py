@@ -16,7 +16,7 @@ from types import ModuleType
 
 # What the Python side expects of _ctsv: bump it on a change of the compiled functions'
 # signatures or results, and rebuild (setup.py compiles it in).
-CTSV_ABI = 1
+CTSV_ABI = 2
 
 _loaded: list[ModuleType | None] = []
 

@@ -105,26 +105,37 @@ def _keys(text: str) -> list[bytes] | None:
     return out  # type: ignore[return-value]
 
 
-def _resolve(new: list[str]) -> dict[str, bytes]:
-    """The lexeme bytes of tokens not in the cache (b"" for one the server skips); cached."""
-    found = {
+def _lexeme_bytes(new: list[str]) -> dict[str, bytes]:
+    """The lexeme bytes of tokens (b"" for one the server skips)."""
+    return {
         tok: lex.encode("utf-8") + b"\0" if lex else b""
         for tok, lex in zip(new, pgtokens.lexemes_of(new), strict=True)
     }
+
+
+def _resolve(new: list[str]) -> dict[str, bytes]:
+    """:func:`_lexeme_bytes` of tokens not in the cache; cached."""
+    found = _lexeme_bytes(new)
     if len(_key_of) > _KEY_CACHE:
         _key_of.clear()
     _key_of.update((t, k) for t, k in found.items() if len(t) <= _CACHED_CHARS)
     return found
 
 
+_compiled_cache: list[Any] = []  # the compiled steps' LexemeCache, made on first use
+
+
 def _compiled_keys(ctsv: Any, text: str) -> list[bytes] | None:
-    """:func:`_keys` by the compiled steps (:mod:`focuscrawl.index.compiled`)."""
+    """:func:`_keys` by the compiled steps (:mod:`focuscrawl.index.compiled`): tokens read and
+    looked up in the compiled cache in one pass."""
     if not pgtokens.parsable(text, runs=False):
         return None
-    toks = ctsv.tokens(pgtokens.pg_lower(text), pgtokens.span_tokens, pgtokens.MAX_RUN)
-    if toks is None:  # a run too long to follow
-        return None
-    return ctsv.keys_of(toks, _key_of, _resolve)  # type: ignore[no-any-return]
+    if not _compiled_cache:
+        _compiled_cache.append(ctsv.LexemeCache(_KEY_CACHE, _CACHED_CHARS))
+    low = pgtokens.pg_lower(text)
+    return ctsv.page_keys(  # type: ignore[no-any-return]
+        low, _compiled_cache[0], _lexeme_bytes, pgtokens.span_tokens, pgtokens.MAX_RUN
+    )
 
 
 def _collect(
