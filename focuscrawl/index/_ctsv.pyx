@@ -412,6 +412,7 @@ cdef struct Slot:
     Py_ssize_t size
     Py_ssize_t count
     Py_ssize_t offset
+    Py_ssize_t group  # the first slot of the same lexeme, in sorted order
 
 
 cdef int _cmp_slots(const void *pa, const void *pb) noexcept nogil:
@@ -429,90 +430,122 @@ cdef inline void _put16(unsigned char *p, unsigned int v) noexcept nogil:
     p[1] = v & 0xFF
 
 
-cdef bytes _encode(list keys, Py_ssize_t first, Py_ssize_t count, unsigned int title_weight,
+cdef inline size_t _mix(size_t x) noexcept nogil:
+    x ^= x >> 17
+    x *= <size_t>0xed5ad4bb
+    x ^= x >> 11
+    return x
+
+
+cdef bytes _encode(list keys, Py_ssize_t count, unsigned int title_weight,
                    Py_ssize_t title_end, Py_ssize_t *too_many):
-    """The binary tsvector of ``keys[first:first+count]`` at positions 1.. (those before
-    ``title_end`` weighted ``title_weight``); ``too_many[0]`` set when a lexeme has
-    MAX_LEXEME_POSITIONS positions or more."""
-    cdef dict slot_of = {}
-    cdef Py_ssize_t i, s, nslots = 0, total = 4, k
+    """The binary tsvector of ``keys[:count]`` at positions 1.. (those before ``title_end``
+    weighted ``title_weight``); None with ``too_many[0]`` set when a lexeme has
+    MAX_LEXEME_POSITIONS positions or more. The same lexeme is mostly the same bytes object
+    (a token's, from the cache): slots by object first (a table of pointers), then the sort
+    by bytes merges the slots of equal lexemes made from other tokens (``bird``, ``birds``)."""
+    cdef Py_ssize_t i, s, g, nslots = 0, nlex = 0, total = 4, k, size = 16, j
     cdef Slot *slots = NULL
     cdef Slot **order = NULL
+    cdef Py_ssize_t *table = NULL
     cdef Py_ssize_t *slot_at = NULL
-    cdef unsigned short *pos = NULL
     cdef Py_ssize_t *fill = NULL
-    cdef object key, got_slot
-    cdef PyObject *got
+    cdef Py_ssize_t *lex_count = NULL
+    cdef unsigned short *pos = NULL
+    cdef PyObject *obj
     cdef bytes result
     cdef unsigned char *p
     cdef unsigned int value
     too_many[0] = 0
     if count == 0:
         return b"\0\0\0\0"
+    while size < 2 * count:
+        size *= 2
     try:
         slots = <Slot *>malloc(count * sizeof(Slot))
         slot_at = <Py_ssize_t *>malloc(count * sizeof(Py_ssize_t))
-        if slots is NULL or slot_at is NULL:
+        table = <Py_ssize_t *>malloc(size * sizeof(Py_ssize_t))
+        if slots is NULL or slot_at is NULL or table is NULL:
             raise MemoryError()
+        for j in range(size):
+            table[j] = -1
         for i in range(count):
-            key = <object>PyList_GET_ITEM(keys, first + i)
-            got = PyDict_GetItem(slot_of, key)
-            if got is NULL:
-                s = nslots
+            obj = PyList_GET_ITEM(keys, i)
+            j = <Py_ssize_t>(_mix(<size_t>obj) & <size_t>(size - 1))
+            while table[j] >= 0 and slots[table[j]].key != PyBytes_AS_STRING(<object>obj):
+                j = (j + 1) & (size - 1)
+            s = table[j]
+            if s < 0:
+                s = table[j] = nslots
                 nslots += 1
-                PyDict_SetItem(slot_of, key, s)
-                slots[s].key = PyBytes_AS_STRING(key)
-                slots[s].size = PyBytes_GET_SIZE(key)
+                slots[s].key = PyBytes_AS_STRING(<object>obj)
+                slots[s].size = PyBytes_GET_SIZE(<object>obj)
                 slots[s].count = 0
-                total += slots[s].size + 2
-            else:
-                s = <Py_ssize_t><object>got
             slots[s].count += 1
-            if slots[s].count >= MAX_LEXEME_POSITIONS:
-                too_many[0] = 1
-                return None
             slot_at[i] = s
         order = <Slot **>malloc(nslots * sizeof(Slot *))
         fill = <Py_ssize_t *>malloc(nslots * sizeof(Py_ssize_t))
+        lex_count = <Py_ssize_t *>malloc(nslots * sizeof(Py_ssize_t))
         pos = <unsigned short *>malloc(count * sizeof(unsigned short))
-        if order is NULL or fill is NULL or pos is NULL:
+        if order is NULL or fill is NULL or lex_count is NULL or pos is NULL:
             raise MemoryError()
+        for s in range(nslots):
+            order[s] = &slots[s]
+        qsort(order, nslots, sizeof(Slot *), _cmp_slots)
+        # each lexeme (a run of equal slots in sorted order): its positions' place
         k = 0
         for s in range(nslots):
-            slots[s].offset = k
-            fill[s] = k
-            k += slots[s].count
-            order[s] = &slots[s]
-        for i in range(count):
-            s = slot_at[i]
+            if s and _cmp_slots(&order[s - 1], &order[s]) == 0:
+                order[s].group = order[s - 1].group
+            else:
+                order[s].group = nlex
+                lex_count[nlex] = 0
+                fill[nlex] = 0
+                nlex += 1
+                total += order[s].size + 2
+            lex_count[order[s].group] += order[s].count
+        for g in range(nlex):
+            if lex_count[g] >= MAX_LEXEME_POSITIONS:
+                too_many[0] = 1
+                return None
+            fill[g] = k
+            k += lex_count[g]
+        for i in range(count):  # in position order: each lexeme's positions ascending
+            g = slots[slot_at[i]].group
             value = <unsigned int>(i + 1)
             if i < title_end:
                 value |= title_weight
-            pos[fill[s]] = <unsigned short>value
-            fill[s] += 1
-        qsort(order, nslots, sizeof(Slot *), _cmp_slots)
+            pos[fill[g]] = <unsigned short>value
+            fill[g] += 1
         total += 2 * count
         result = PyBytes_FromStringAndSize(NULL, total)
         p = <unsigned char *>PyBytes_AS_STRING(result)
-        p[0] = (nslots >> 24) & 0xFF
-        p[1] = (nslots >> 16) & 0xFF
-        p[2] = (nslots >> 8) & 0xFF
-        p[3] = nslots & 0xFF
+        p[0] = (nlex >> 24) & 0xFF
+        p[1] = (nlex >> 16) & 0xFF
+        p[2] = (nlex >> 8) & 0xFF
+        p[3] = nlex & 0xFF
         p += 4
+        k = 0
         for s in range(nslots):
+            if s and order[s].group == order[s - 1].group:
+                continue
+            g = order[s].group
             memcpy(p, order[s].key, order[s].size)
             p += order[s].size
-            _put16(p, <unsigned int>order[s].count)
+            _put16(p, <unsigned int>lex_count[g])
             p += 2
-            for k in range(order[s].offset, order[s].offset + order[s].count):
-                _put16(p, pos[k])
+            for j in range(k, k + lex_count[g]):
+                _put16(p, pos[j])
                 p += 2
+            k += lex_count[g]
         return result
     finally:
         free(slots)
         free(slot_at)
+        free(table)
         free(order)
         free(fill)
+        free(lex_count)
         free(pos)
 
 
@@ -525,8 +558,8 @@ def encode_page(list title, list body):
     if t >= MAX_LEXEME_POSITIONS or n >= MAX_POS:
         return None
     both = title + body
-    tsv = _encode(both, 0, n, WEIGHT_A, t, &too_many)
+    tsv = _encode(both, n, WEIGHT_A, t, &too_many)
     if too_many:
         return None
-    title_tsv = _encode(both, 0, t, 0, 0, &too_many)
+    title_tsv = _encode(both, t, 0, 0, &too_many)
     return tsv, title_tsv
