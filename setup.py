@@ -1,4 +1,5 @@
-"""Build the optional compiled page walk (focuscrawl/blocks/_cwalk.pyx); metadata is in pyproject.toml.
+"""Build the optional compiled page walk (focuscrawl/blocks/_cwalk.pyx) and tsvector steps
+(focuscrawl/index/_ctsv.pyx); metadata is in pyproject.toml.
 
 ``pip install -e .`` compiles it with Cython against lxml's public C API (both come from
 ``[build-system] requires``). Without a compiler, Cython or lxml's headers the install still
@@ -45,15 +46,15 @@ class OptionalBuildExt(build_ext):
             print(f"focuscrawl: {ext.name} not built ({exc}); using pure Python", file=sys.stderr)
 
 
-def cwalk_abi() -> int:
-    """``CWALK_ABI`` of focuscrawl/blocks/compiled.py (read, not imported: it is declared once)."""
-    source = Path("focuscrawl/blocks/compiled.py")
+def declared_abi(path: str, name: str) -> int:
+    """``name`` of the module at ``path`` (read, not imported: it is declared once there)."""
+    source = Path(path)
     for node in ast.parse(source.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "CWALK_ABI" for t in node.targets
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return int(ast.literal_eval(node.value))
-    raise RuntimeError(f"no CWALK_ABI in {source}")
+    raise RuntimeError(f"no {name} in {source}")
 
 
 def extensions() -> list[Extension]:
@@ -62,18 +63,34 @@ def extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:
         return []
-    ext = Extension(
+    walk = Extension(
         "focuscrawl.blocks._cwalk",
         ["focuscrawl/blocks/_cwalk.pyx"],
         include_dirs=lxml.get_include(),
-        define_macros=[("FOCUSCRAWL_CWALK_ABI", str(cwalk_abi()))],
+        define_macros=[
+            (
+                "FOCUSCRAWL_CWALK_ABI",
+                str(declared_abi("focuscrawl/blocks/compiled.py", "CWALK_ABI")),
+            )
+        ],
         depends=["focuscrawl/blocks/compiled.py"],  # a new CWALK_ABI rebuilds it
     )
-    try:
-        return cythonize([ext], language_level=3, quiet=True)
-    except Exception as exc:  # noqa: BLE001 - e.g. a Cython too old for the source
-        print(f"focuscrawl: cythonize failed ({exc}); using pure Python", file=sys.stderr)
-        return []
+    # the client-built tsvector's steps (focuscrawl/index/compiled.py): pure C API, no lxml
+    tsv = Extension(
+        "focuscrawl.index._ctsv",
+        ["focuscrawl/index/_ctsv.pyx"],
+        define_macros=[
+            ("FOCUSCRAWL_CTSV_ABI", str(declared_abi("focuscrawl/index/compiled.py", "CTSV_ABI")))
+        ],
+        depends=["focuscrawl/index/compiled.py"],
+    )
+    built = []
+    for ext in (walk, tsv):  # each on its own: one that fails leaves the other
+        try:
+            built += cythonize([ext], language_level=3, quiet=True)
+        except Exception as exc:  # noqa: BLE001 - e.g. a Cython too old for the source
+            print(f"focuscrawl: cythonize failed ({exc}); using pure Python", file=sys.stderr)
+    return built
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

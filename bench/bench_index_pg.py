@@ -2,7 +2,10 @@
 query latency, the index pipeline's throughput. Prints each figure for both and the ratio.
 
 * indexing: ``--pages`` pages (Wikispeedia paragraphs, as bench_index.py) upserted and committed
-  every 64 (the pipeline's default), wall and this process's CPU per page; target PG ≤ 1.5×;
+  every 64 (the pipeline's default), wall and CPU per page: this process's, and on PostgreSQL
+  the server's (all its processes, the GIN pending lists merged at the end: the work the
+  inserts left for later); ``--cost-rounds`` rounds of SQLite then each of ``--pg-ways``
+  (alternated: the load moves), medians; target PG client + server ≤ 1.5× SQLite;
 * search quality: the shared search-quality bench (bench_search_quality.py: same corpus,
   queries and judgements) on both, nDCG@10 per ranking; target |PG - SQLite| ≤ 0.02;
 * latency: 300 queries of 1-3 words at ``--latency-pages`` pages, p50/p99 wall and client CPU
@@ -130,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--latency-pages", type=int, default=20_000, help="index size for latency")
     ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--cost-rounds", type=int, default=3, help="SQLite then PG, alternated")
+    ap.add_argument(
+        "--pg-ways",
+        default="client,server",
+        help=f"PostgreSQL ways in the cost rounds, of {','.join(PG_WAYS)}",
+    )
     ap.add_argument("--pipeline-items", type=int, default=3000)
     ap.add_argument("--quality", action="store_true", help="also run the search-quality bench")
     ap.add_argument("--crawl-pages", type=int, default=600, help="pages per crawl (0: no crawl)")
@@ -179,44 +188,127 @@ def run(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> int:
     return 0
 
 
+GIN_INDEXES = ("focuscrawl_pages_tsv", "focuscrawl_pages_title_tsv")
+
+
+def merge_pending(ix: IndexStore) -> None:
+    """Merge the GIN indexes' pending lists into the indexes (the work their inserts left for
+    later, counted in the run that left it: a fill's cost is then the same whatever the part
+    of the last pending list still waiting)."""
+    conn = ix._conn  # type: ignore[attr-defined]
+    for name in GIN_INDEXES:
+        conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (name,))
+    conn.commit()
+
+
+#: the PostgreSQL ways of indexing a page that a cost round measures beside SQLite
+PG_WAYS = {
+    "client": "tsvectors built by the crawler (compiled steps), batched statements",
+    "python": "tsvectors built by the crawler, pure-Python steps",
+    "server": "tsvectors built by the server (to_tsvector)",
+    "direct": "client tsvectors, one statement and round trip per page",
+    "async": "as client, synchronous_commit off (commits not flushed: NOT the index's"
+    " durability; what the flush costs)",
+}
+
+
+def pg_cost(
+    admin: str, maker: PageMaker, n: int, server_cpu: ServerCPU, way: str
+) -> tuple[float, float, float]:
+    """Wall, client CPU and server CPU (seconds) of filling a fresh database with ``n`` pages,
+    the GIN pending lists merged at the end."""
+    from focuscrawl.index import compiled
+
+    url = fresh_pg(admin, f"bench_cost_{way}")
+    if way == "async":
+        url += "?options=-csynchronous_commit%3Doff"
+    db = open_index(url)
+    db.client_tsv = db.client_tsv and way != "server"  # type: ignore[attr-defined]
+    loaded = list(compiled._loaded)
+    if way == "python":
+        compiled._loaded[:] = [None]
+    try:
+        s0 = server_cpu()
+        t0, c0 = time.perf_counter(), time.process_time()
+        fill(db, maker, n, direct=way == "direct")
+        merge_pending(db)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        server = server_cpu() - s0
+    finally:
+        compiled._loaded[:] = loaded
+    db.close()
+    return wall, cpu, server
+
+
 def costs(args: argparse.Namespace, admin: str, server_cpu: ServerCPU) -> None:
     """Indexing cost, query latency and the index pipeline's rate on both backends."""
+    import os
+    import statistics
+
     rng = random.Random(42)
     paras = corpus_paragraphs()
     maker = PageMaker(paras)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        print(f"indexing {args.pages} pages (commit every {COMMIT_EVERY}):")
-        lite = open_index(tmp / "cost.sqlite")
-        lite_wall, lite_cpu = fill(lite, maker, args.pages)
-        lite.close()
-        pg = open_index(fresh_pg(admin, "bench_cost"))
-        print(f"  PG tsvectors built by the {'client' if pg.client_tsv else 'server'}")  # type: ignore[attr-defined]
-        s0 = server_cpu()
-        pg_wall, pg_cpu = fill(pg, maker, args.pages)
-        pg_server = server_cpu() - s0
-        pg.close()
+        ways = [w for w in PG_WAYS if w in args.pg_ways.split(",")]
+        print(
+            f"indexing {args.pages} pages (commit every {COMMIT_EVERY}), {args.cost_rounds}"
+            f" rounds of SQLite then each PostgreSQL way ({', '.join(ways)}), load"
+            f" {os.getloadavg()[0]:.1f} at the start:"
+        )
+        lite: list[tuple[float, float]] = []
+        pg: dict[str, list[tuple[float, float, float]]] = {w: [] for w in ways}
         ms = 1000 / args.pages
-        row("wall per page", lite_wall * ms, pg_wall * ms, "ms", "(target <= 1.5x)")
-        row("client CPU per page", lite_cpu * ms, pg_cpu * ms, "ms")
-        row("client + server CPU per page", lite_cpu * ms, (pg_cpu + pg_server) * ms, "ms")
-
-        def cost(name: str, client_tsv: bool = True, direct: bool = False) -> tuple[float, float]:
-            """Wall and client + server CPU per page of filling a fresh database."""
-            db = open_index(fresh_pg(admin, name))
-            db.client_tsv = db.client_tsv and client_tsv  # type: ignore[attr-defined]
-            s0 = server_cpu()
-            wall, cpu = fill(db, maker, args.pages, direct=direct)
-            server = server_cpu() - s0
-            db.close()
-            return wall, cpu + server
-
-        srv_wall, srv_total = cost("bench_cost_server_tsv", client_tsv=False)
-        row("wall per page, PG server tsvector", lite_wall * ms, srv_wall * ms, "ms")
-        row("client + server CPU, server tsvector", lite_cpu * ms, srv_total * ms, "ms")
-        direct_wall, direct_total = cost("bench_cost_direct", direct=True)
-        row("wall per page, PG unpipelined", lite_wall * ms, direct_wall * ms, "ms")
-        row("client + server CPU, unpipelined", lite_cpu * ms, direct_total * ms, "ms")
+        for r in range(args.cost_rounds):
+            ix = open_index(tmp / f"cost{r}.sqlite")
+            lite.append(fill(ix, maker, args.pages))
+            ix.close()
+            line = f"  round {r + 1}: SQLite {lite[-1][1] * ms:.3f} ms CPU"
+            for way in ways:
+                pg[way].append(pg_cost(admin, maker, args.pages, server_cpu, way))
+                wall, cpu, server = pg[way][-1]
+                line += f"; PG {way} {cpu * ms:.3f} + {server * ms:.3f}"
+            print(line + f" (load {os.getloadavg()[0]:.1f})")
+        lite_wall = statistics.median(w for w, _ in lite)
+        lite_cpu = statistics.median(c for _, c in lite)
+        print(f"  medians of {args.cost_rounds} rounds (PG: client + server CPU):")
+        for way in ways:
+            print(f"  PG {way}: {PG_WAYS[way]}")
+            rows = pg[way]
+            row(
+                "  wall per page",
+                lite_wall * ms,
+                statistics.median(w for w, _, _ in rows) * ms,
+                "ms",
+            )
+            row(
+                "  client CPU per page",
+                lite_cpu * ms,
+                statistics.median(c for _, c, _ in rows) * ms,
+                "ms",
+            )
+            row(
+                "  server CPU per page",
+                lite_cpu * ms,
+                statistics.median(s for _, _, s in rows) * ms,
+                "ms",
+            )
+            row(
+                "  client + server CPU per page",
+                lite_cpu * ms,
+                statistics.median(c + s for _, c, s in rows) * ms,
+                "ms",
+                "(target <= 1.5x)" if way == "client" else "",
+            )
+        ratios = (
+            [(c + s) / lc for (_, c, s), (_, lc) in zip(pg[ways[0]], lite, strict=True)]
+            if ways
+            else []
+        )
+        if ratios:
+            print(f"  PG {ways[0]} / SQLite per round: " + ", ".join(f"{x:.2f}x" for x in ratios))
+        if args.latency_pages <= 0:
+            return
 
         print(f"query latency at {args.latency_pages} pages, {args.queries} queries of 1-3 words:")
         words = query_words(paras, rng)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -443,6 +444,109 @@ def test_a_refused_write_in_a_pipelined_batch_is_undone_alone(pg_url: str) -> No
     ro = open_index(pg_url, readonly=True)
     assert [h.title for h in ro.search("replaced").hits] == ["A2"] and len(ro) == 1
     ro.close()
+
+
+def test_the_text_and_vectors_are_compressed_with_lz4(pg_url: str) -> None:
+    """pglz was a seventh of the server's CPU per page: the text and vectors are lz4's (set
+    once, on open, where the server has it: Debian's PostgreSQL does)."""
+    from focuscrawl.index import pgschema
+    from focuscrawl.index.pgstore import PostgresIndex
+
+    ix = PostgresIndex.open(pg_url)
+    rng = random.Random(1)  # many lexemes: a tsvector worth compressing
+    words = ["".join(rng.choice("abcdefghij") for _ in range(8)) for _ in range(3000)]
+    ix.upsert("http://z/1", "Eagles", "eagles nest on cliffs " + " ".join(words))
+    ix.commit()
+    got = ix._conn.execute(
+        "SELECT pg_column_compression(body), pg_column_compression(tsv) FROM focuscrawl_pages"
+    ).fetchone()
+    assert got == ("lz4", "lz4")
+    names = ix._conn.execute(
+        "SELECT attname FROM pg_attribute WHERE attrelid = 'focuscrawl_pages'::regclass"
+        " AND attcompression = 'l' ORDER BY attname"
+    ).fetchall()
+    assert [n for (n,) in names] == sorted(pgschema.LZ4_COLUMNS)
+    ix._conn.rollback()
+    ix.close()
+    again = PostgresIndex.open(pg_url)  # nothing left to alter: no lock taken
+    assert [h.url for h in again.search("cliffs").hits] == ["http://z/1"]
+    again.close()
+
+
+def _rows(ix: Any) -> list[tuple[Any, ...]]:
+    """Every page's columns but its index time, and its vectors as text, by URL."""
+    rows = ix._conn.execute(
+        "SELECT url, title, body, relevance, authority, depth, fetched_at, change, change_diff,"
+        " changed_at, changed_in, tsv::text, title_tsv::text FROM focuscrawl_pages ORDER BY url"
+    ).fetchall()
+    ix._conn.rollback()
+    return rows
+
+
+def test_a_batch_of_upserts_goes_in_few_statements_as_the_writes_one_by_one(
+    pg_server: Any, pg_url: str
+) -> None:
+    """Queued upserts are sent several pages to a statement (focuscrawl/index/pgbatch.py); the
+    rows and each write's outcome are those of the same writes sent one at a time: new and
+    replaced pages, a URL twice in a batch, a removal between two upserts of its URL, kept
+    and given authority, a diff (and none: the last one kept), text the server parses."""
+    from focuscrawl.index.pgstore import PostgresIndex
+
+    diff = {"status": "significant", "added": ["eagles nest"]}
+    writes: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+        ("upsert", ("http://b/1", "Eagles", "eagles nest high"), {"relevance": 0.5}),
+        ("upsert", ("http://b/2", "Owls", "owls hunt at night"), {"authority": 0.25}),
+        ("upsert", ("http://b/3", "Tag", "a <b>bold</b> owl"), {"depth": 3}),  # server-built
+        ("upsert", ("http://b/1", "Eagles 2", "eagles again"), {"diff": diff, "fetched_at": 3}),
+        ("remove", ("http://b/2",), {}),
+        ("upsert", ("http://b/2", "Owls 2", "owls again"), {}),
+        ("upsert", ("http://b/4", "Kites", "kites soar"), {"authority": 0.75, "fetched_at": 5}),
+        ("upsert", ("http://b/5", "Hawks", "hawks"), {"diff": diff, "changed_at": 7.0}),
+    ]
+    second = writes[:3] + [  # the same pages again: replaced, diff kept, authority kept
+        ("upsert", ("http://b/1", "Eagles 3", "eagles"), {}),
+        ("upsert", ("http://b/4", "Kites 3", "kites"), {}),
+        ("upsert", ("http://b/5", "Hawks 3", "hawks"), {"authority": 0.5}),
+    ]
+    with psycopg_connect(pg_server.url()) as conn:
+        conn.execute(f"CREATE DATABASE {pg_url.rsplit('/', 1)[1]}_one")
+    one_url = pg_url + "_one"
+    results = {}
+    for name, url in (("batched", pg_url), ("one", one_url)):
+        ix = PostgresIndex.open(url)
+        outcomes = []
+        for batch in (writes, second):
+            if name == "batched":
+                for kind, args, fields in batch:
+                    getattr(ix, f"queue_{kind}")(*args, **fields)
+                outcomes.append(ix.flush())
+            else:
+                outcomes.append(
+                    [getattr(ix, kind)(*args, **fields) for kind, args, fields in batch]
+                )
+                ix.commit()
+        results[name] = (outcomes, _rows(ix), dict(ix.counts))
+        ix.close()
+    batched, one = results["batched"], results["one"]
+    assert batched[0] == one[0]
+    assert batched[0][0] == [True, True, True, False, True, True, True, True]
+    assert batched[1] == one[1] and len(one[1]) == 5
+    # a run of upserts is split by a URL twice, a removal and a change of the authority flag
+    # (kept or given): 7 statements for the first batch's 8 writes, 4 for the second's 6
+    assert batched[2]["batch_statements"] == 7 + 4
+    assert batched[2]["fts_server_parsed"] == one[2]["fts_server_parsed"] == 2
+    ix = PostgresIndex.open(pg_url)
+    for i in range(300):  # as the crawl's pipeline queues them: one statement per 256 pages
+        ix.queue_upsert(f"http://b/new/{i}", "Swifts", f"swifts {i}")
+    assert ix.flush() == [True] * 300
+    assert ix.counts["batch_statements"] == 2
+    ix.close()
+
+
+def psycopg_connect(url: str) -> Any:
+    import psycopg
+
+    return psycopg.connect(url, autocommit=True)
 
 
 def test_pipeline_answers_a_refused_item_alone(pg_url: str, tmp_path: Path) -> None:

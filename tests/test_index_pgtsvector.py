@@ -2,7 +2,8 @@
 the same lexemes and positions as ``to_tsvector('focuscrawl', …)`` on tricky and hostile text and
 on real Wikipedia text, a literal that is always well formed, the store writing it, and the
 fallbacks to the server's ``to_tsvector`` (no stemmer, refused text, a server that stems
-otherwise)."""
+otherwise). The compiled steps (focuscrawl/index/_ctsv.pyx) and their pure-Python twin give the
+same bytes on the same text (tricky, hostile, fuzzed, Wikipedia), and both the server's."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from focuscrawl.index import pgschema, pgtokens, pgtsvector
+from focuscrawl.index import compiled, pgschema, pgtokens, pgtsvector
 from focuscrawl.index.pgsearch import fold_accents
 
 pytest.importorskip("Stemmer", reason="PyStemmer (the postgres extra) builds the tsvectors")
@@ -90,8 +91,10 @@ def server_vectors(conn: Any, title: str, text: str) -> tuple[str, str]:
     return row[0], row[1]
 
 
-def client_vectors(conn: Any, title: str, text: str) -> tuple[str, str] | None:
-    literals = pgtsvector.page_vectors(title, text)
+def client_vectors(
+    conn: Any, title: str, text: str, *, pure_python: bool = False
+) -> tuple[str, str] | None:
+    literals = pgtsvector.page_vectors(title, text, pure_python=pure_python)
     if literals is None:
         return None
     row = conn.execute("SELECT %s::text, %s::text", literals).fetchone()
@@ -140,13 +143,139 @@ def test_a_missing_stemmer_falls_back_and_says_so_once(
     assert "PyStemmer is not installed" in caplog.records[0].message
 
 
+# --- the compiled steps and their pure-Python twin ----------------------------------------
+
+
+_PLAIN = st.text(alphabet=st.sampled_from(list("aeiouxyzSTWE019 \n\t'\\,;()\"!?é")), max_size=120)
+_ANY = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    max_size=80,
+)
+
+
+BACKTRACKERS_TEXT = [
+    (unit * 600)[: pgtokens.MAX_RUN + k] + " end"
+    for unit in ("a.", "a-", "1.", "a/", "a.b-", "~a.", "a-1a", "x.org/")
+    for k in (0, 1)
+]
+
+
+def _bytes(title: str, body: str, *, pure_python: bool = False) -> tuple[bytes, bytes] | None:
+    made = pgtsvector.page_vectors(title, body, pure_python=pure_python)
+    return None if made is None else (made[0].data, made[1].data)
+
+
+#: text for the twins: each branch of the compiled tokeniser (plain runs, the hyphenated-word
+#: path and what it must pass on, runs for the token rules, a run too long) and of the encoder
+#: (a repeated lexeme, the caps that take the exact path, an empty side, a skipped long word)
+TWIN = [
+    "",
+    " \t\n ",
+    "a",
+    "North-East state-of-the-art (well-known) pre-war, post-war. mid-air; re-enter: x-y)",
+    "(a-b) 'a-b' \"a-b\" a-b! a-b? a-b-- -a-b a-b- a--b a-b1 a1-b a-é é-a a-b.c a-b/c a-b.. a-b),",
+    "A-B ((a-b a-b)) a-b:// a-b@c.org a-b.org a-b~c a-b&c a-b+c 1-a a-1 a-b-c-d-e-f-g",
+    "3.14 1e5 x.org/a U.S. e.g. ~x a..b .. x.. \u00e9t\u00e9 \u03a3\u03a3 \u0130stanbul \u00df",
+    "eagle " * 300 + "nest",  # a lexeme past 255 positions: the exact path
+    "a " * (pgtsvector.MAX_POS + 5),  # past the last position
+    "x" * 2100 + " word " + "y" * 600 + " z",  # a token the server skips; a run too long
+    "a\u00a0b\u2003c\u3000d\u200be\x1cf",  # other spaces (and one that is not)
+]
+
+
+def test_the_compiled_steps_are_built() -> None:
+    """``make install`` compiles them (setup.py): the pure-Python twin is only a fallback."""
+    assert compiled.ctsv() is not None
+
+
+@pytest.mark.parametrize("text", TWIN + TRICKY + HOSTILE + BACKTRACKERS_TEXT)
+def test_the_compiled_steps_give_the_pythons_bytes(text: str) -> None:
+    for title, body in ((text[:60], text), ("", text), (text, ""), (text, text)):
+        assert _bytes(title, body) == _bytes(title, body, pure_python=True)
+    ctsv = compiled.ctsv()
+    assert ctsv is not None
+    low = pgtokens.pg_lower(text)
+    made = ctsv.tokens(low, pgtokens.span_tokens, pgtokens.MAX_RUN)
+    if pgtokens.parsable(text):
+        assert made == pgtokens.tokens(text)
+    elif pgtokens.parsable(text, runs=False):
+        assert made is None  # a run too long
+
+
+def test_the_compiled_cache_gives_the_lexemes_whatever_its_state() -> None:
+    """``page_keys`` reads the tokens and looks them up in its own table: the lexemes of the
+    Python steps' tokens, with the table empty, full (cleared past its limit), grown, and with
+    tokens too long to keep."""
+    ctsv = compiled.ctsv()
+    assert ctsv is not None
+    texts = [t for t in TWIN + TRICKY + HOSTILE if pgtokens.parsable(t)]
+    texts.append(" ".join(f"w{i}x tok{i % 7}en" for i in range(3000)))  # grows the table
+    texts.append("short " + "y" * 80 + " short " + "y" * 80)  # kept / not kept (> 64)
+    for limit in (3, 50, 100_000):
+        cache = ctsv.LexemeCache(limit, 64)
+        for _ in range(2):  # empty, then holding the text's tokens
+            for text in texts:
+                low = pgtokens.pg_lower(text)
+                expected = [
+                    k for k in pgtsvector._lexeme_bytes(pgtokens.tokens(text)).values() if k
+                ]
+                got = ctsv.page_keys(
+                    low, cache, pgtsvector._lexeme_bytes, pgtokens.span_tokens, pgtokens.MAX_RUN
+                )
+                keys = pgtsvector._lexeme_bytes(pgtokens.tokens(text))
+                assert got == [keys[t] for t in pgtokens.tokens(text) if keys[t]], (limit, text)
+                assert set(got) <= set(expected)
+            assert len(cache) <= limit
+    assert ctsv.page_keys("a " + "b" * 501, cache, pgtsvector._lexeme_bytes, None, 500) is None
+
+
+_TWIN_TEXT = st.text(
+    alphabet=st.sampled_from(
+        list("abcxyzAEIOU0159 \t\n-.,;:!?()\"'[]/@&~+_#%*<>é\u03a3\u0130\u00a0\u0301\u2013ß")
+    ),
+    max_size=200,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(title=_TWIN_TEXT, body=_TWIN_TEXT, anything=_ANY)
+def test_fuzz_the_compiled_steps_give_the_pythons_bytes(
+    title: str, body: str, anything: str
+) -> None:
+    assert _bytes(title, body) == _bytes(title, body, pure_python=True)
+    assert _bytes(anything, anything + body) == _bytes(anything, anything + body, pure_python=True)
+
+
+def test_the_compiled_steps_out_of_date_or_turned_off_leave_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+    import types
+
+    import focuscrawl.index
+
+    stale = types.ModuleType("focuscrawl.index._ctsv")
+    stale.ABI = compiled.CTSV_ABI - 1  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "focuscrawl.index._ctsv", stale)
+    monkeypatch.setattr(focuscrawl.index, "_ctsv", stale, raising=False)
+    monkeypatch.setattr(compiled, "_loaded", [])
+    with pytest.warns(RuntimeWarning, match="out of date"):
+        assert compiled.ctsv() is None
+    monkeypatch.undo()
+    monkeypatch.setattr(compiled, "_loaded", [])
+    monkeypatch.setenv("FOCUSCRAWL_INDEX_PURE_PYTHON", "1")
+    assert compiled.ctsv() is None
+    assert _bytes("Eagles", "eagles nest") is not None  # the Python steps
+
+
 # --- against the server -------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("pure_python", [False, True], ids=["compiled", "python"])
 @pytest.mark.parametrize("text", TRICKY + HOSTILE)
-def test_same_vectors_as_the_server(conn: Any, text: str) -> None:
+def test_same_vectors_as_the_server(conn: Any, text: str, pure_python: bool) -> None:
     title = "Universities of the U.S. — " + text[:40]
-    client = client_vectors(conn, title, text)
+    client = client_vectors(conn, title, text, pure_python=pure_python)
     assert client is not None
     server = server_vectors(conn, title, text)
     assert parse(client[0]) == parse(server[0])
@@ -155,13 +284,6 @@ def test_same_vectors_as_the_server(conn: Any, text: str) -> None:
 
 def test_the_probe_agrees_with_this_server(conn: Any) -> None:
     assert pgtsvector.server_agrees(conn)
-
-
-_PLAIN = st.text(alphabet=st.sampled_from(list("aeiouxyzSTWE019 \n\t'\\,;()\"!?é")), max_size=120)
-_ANY = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
-    max_size=80,
-)
 
 
 @settings(
@@ -177,6 +299,7 @@ def test_fuzz_literals_are_well_formed_and_plain_text_agrees(
     assert parse(client[0]) == parse(server_vectors(conn, "", plain)[0])
     text = fold_accents(anything)
     client_vectors(conn, text, text)  # whatever the text, the server takes the literal
+    assert _bytes(text, text) == _bytes(text, text, pure_python=True)
 
 
 def test_the_store_writes_the_vectors_the_server_would(pg_url: str) -> None:
@@ -218,7 +341,8 @@ def test_a_server_that_stems_otherwise_builds_every_vector(
     from focuscrawl.index.pgstore import PostgresIndex
 
     monkeypatch.setattr(pgtokens, "stemmer", lambda: lambda words: [w + "x" for w in words])
-    monkeypatch.setattr(pgtsvector, "_key_of", {})
+    monkeypatch.setattr(pgtsvector, "_key_of", {})  # the caches of both steps: emptied
+    monkeypatch.setattr(pgtsvector, "_compiled_cache", [])
     with caplog.at_level(logging.WARNING, logger="focuscrawl.index.pgtsvector"):
         ix = PostgresIndex.open(pg_url)
     assert not ix.client_tsv
@@ -247,6 +371,7 @@ def test_agreement_on_wikipedia_articles(conn: Any, corpora: Any) -> None:
         if client is None:
             refused += 1
             continue
+        assert _bytes(title, text) == _bytes(title, text, pure_python=True), name
         mine, theirs = parse(client[0]), parse(server_vectors(conn, title, text)[0])
         same += mine == theirs
         both += len(mine.keys() & theirs.keys())

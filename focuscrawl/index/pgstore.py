@@ -48,7 +48,7 @@ import psycopg.errors
 from psycopg_pool import ConnectionPool
 
 from focuscrawl.credentials import redact_text, redact_url
-from focuscrawl.index import pgschema, pgtsvector
+from focuscrawl.index import pgbatch, pgschema, pgtsvector
 from focuscrawl.index.errors import IndexStoreError, IndexUnavailable
 from focuscrawl.index.pgrows import (
     PAGE_KEYS,
@@ -352,15 +352,21 @@ class PostgresIndex:
 
     def _send_pipelined(self) -> list[bool | IndexStoreError]:
         conn = self._conn
+        statements = pgbatch.batches(self._queued)  # several pages' upserts in one
         cursors = []
         with conn.pipeline():
-            for sql, params in self._queued:
+            for statement in statements:
                 cur = conn.cursor()
-                cur.execute(sql, params)
+                cur.execute(statement.sql, statement.params)
                 cursors.append(cur)
             conn.commit()  # queued behind the writes; returns once the server answered all
         self.counts["pipelined_batches"] += 1
-        return [outcome(cur) for cur in cursors]
+        self.counts["batch_statements"] += len(statements)
+        outcomes: list[bool | IndexStoreError] = [False] * len(self._queued)
+        for statement, cur in zip(statements, cursors, strict=True):
+            for i, done in zip(statement.writes, statement.outcomes(cur), strict=True):
+                outcomes[i] = done
+        return outcomes
 
     def _send_one_by_one(self) -> list[bool | IndexStoreError]:
         conn = self._conn

@@ -102,11 +102,12 @@ def stemmer() -> Callable[[list[str]], list[str]] | None:
     return stem.stemWords  # type: ignore[no-any-return]
 
 
-def parsable(text: str) -> bool:
-    """Whether :func:`lexemes` follows the server's parser on ``text``."""
+def parsable(text: str, *, runs: bool = True) -> bool:
+    """Whether :func:`lexemes` follows the server's parser on ``text`` (``runs=False``: but
+    for the length of its runs, which the compiled tokeniser checks as it reads them)."""
     if "<" in text and _TAG.search(text):
         return False
-    if len(text) > MAX_RUN and _LONG_RUN.search(text):
+    if runs and len(text) > MAX_RUN and _LONG_RUN.search(text):
         return False
     if text.isascii():
         return True
@@ -139,13 +140,13 @@ def tokens(text: str) -> list[str]:
         end = _RUN.match(low, start).end()  # type: ignore[union-attr]
         if start > pos:
             out += _WORDS.findall(low, pos, start)
-        _span_tokens(low, start, end, out)
+        span_tokens(low, start, end, out)
         pos = end
     out += _WORDS.findall(low, pos)
     return out
 
 
-def _span_tokens(low: str, start: int, end: int, out: list[str]) -> None:
+def span_tokens(low: str, start: int, end: int, out: list[str]) -> None:
     """The tokens of ``low[start:end]`` (a run of non-space characters), by :data:`TOKEN_RULES`."""
     append = out.append
     for m in TOKEN_RULES.finditer(low, start, end):

@@ -33,7 +33,7 @@ from typing import Any
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
-from focuscrawl.index import pgschema, pgtokens
+from focuscrawl.index import compiled, pgschema, pgtokens
 
 logger = logging.getLogger(__name__)
 
@@ -98,18 +98,44 @@ def _keys(text: str) -> list[bytes] | None:
     toks = pgtokens.tokens(text)
     out = list(map(_key_of.get, toks))
     if None in out:
-        new = list({t for t, k in zip(toks, out, strict=True) if k is None})
-        found = {
-            tok: lex.encode("utf-8") + b"\0" if lex else b""
-            for tok, lex in zip(new, pgtokens.lexemes_of(new), strict=True)
-        }
-        if len(_key_of) > _KEY_CACHE:
-            _key_of.clear()
-        _key_of.update((t, k) for t, k in found.items() if len(t) <= _CACHED_CHARS)
+        found = _resolve(list({t for t, k in zip(toks, out, strict=True) if k is None}))
         out = [found[t] if k is None else k for t, k in zip(toks, out, strict=True)]
     if b"" in out:  # a token the server skips (too long)
         return [k for k in out if k]  # type: ignore[misc]
     return out  # type: ignore[return-value]
+
+
+def _lexeme_bytes(new: list[str]) -> dict[str, bytes]:
+    """The lexeme bytes of tokens (b"" for one the server skips)."""
+    return {
+        tok: lex.encode("utf-8") + b"\0" if lex else b""
+        for tok, lex in zip(new, pgtokens.lexemes_of(new), strict=True)
+    }
+
+
+def _resolve(new: list[str]) -> dict[str, bytes]:
+    """:func:`_lexeme_bytes` of tokens not in the cache; cached."""
+    found = _lexeme_bytes(new)
+    if len(_key_of) > _KEY_CACHE:
+        _key_of.clear()
+    _key_of.update((t, k) for t, k in found.items() if len(t) <= _CACHED_CHARS)
+    return found
+
+
+_compiled_cache: list[Any] = []  # the compiled steps' LexemeCache, made on first use
+
+
+def _compiled_keys(ctsv: Any, text: str) -> list[bytes] | None:
+    """:func:`_keys` by the compiled steps (:mod:`focuscrawl.index.compiled`): tokens read and
+    looked up in the compiled cache in one pass."""
+    if not pgtokens.parsable(text, runs=False):
+        return None
+    if not _compiled_cache:
+        _compiled_cache.append(ctsv.LexemeCache(_KEY_CACHE, _CACHED_CHARS))
+    low = pgtokens.pg_lower(text)
+    return ctsv.page_keys(  # type: ignore[no-any-return]
+        low, _compiled_cache[0], _lexeme_bytes, pgtokens.span_tokens, pgtokens.MAX_RUN
+    )
 
 
 def _collect(
@@ -194,18 +220,30 @@ def encode(vector: dict[bytes, list[int]]) -> TsVector:
     return TsVector(b"".join(parts))
 
 
-def page_vectors(title: str, body: str) -> tuple[TsVector, TsVector] | None:
+def page_vectors(
+    title: str, body: str, *, pure_python: bool = False
+) -> tuple[TsVector, TsVector] | None:
     """``(tsv, title_tsv)`` of a page (text already cleaned, capped and accent-folded), or
-    None when the server must build them."""
+    None when the server must build them; by the compiled steps when built
+    (:mod:`focuscrawl.index.compiled`; the same bytes), else (or ``pure_python``) here."""
     if not available():
         return None
-    title_keys = _keys(title)
-    if title_keys is None:
-        return None
-    body_keys = _keys(body)
-    if body_keys is None:
-        return None
-    tsv, title_tsv = vectors(title_keys, body_keys)
+    ctsv = None if pure_python else compiled.ctsv()
+    if ctsv is not None:
+        title_keys = _compiled_keys(ctsv, title)
+        body_keys = _compiled_keys(ctsv, body) if title_keys is not None else None
+        if body_keys is None:
+            return None
+        done = ctsv.encode_page(title_keys, body_keys)
+        if done is not None:
+            return TsVector(done[0]), TsVector(done[1])
+    else:
+        title_keys = _keys(title)
+        body_keys = _keys(body) if title_keys is not None else None
+        if body_keys is None:
+            return None
+    assert title_keys is not None
+    tsv, title_tsv = vectors(title_keys, body_keys)  # the caps' exact path
     return encode(tsv), encode(title_tsv)
 
 
