@@ -53,7 +53,7 @@ def main() -> None:
     n = args.pages
     points = [p for p in POINTS if p < n] + [n]
     kinds = ["without", "labels"] + (["retrain"] if args.retrain else [])
-    known = ("labels", "retrain", "rescaled", "retrain-old", "rescaled-old")
+    known = ("labels", "retrain", "rescaled", "retrain-old", "rescaled-old", "decide")
     kinds += ["rescaled"] if args.rescale else []
     if args.only:
         kinds = ["without", *(k for k in args.only.split(",") if k != "without")]
@@ -70,9 +70,10 @@ def main() -> None:
             t0 = time.process_time()
             runs[kind] = feedback_crawl(
                 site, topic, n, args.at, 0 if kind == "without" else args.labels,
-                retrain=kind.startswith(("retrain", "rescaled")),
+                retrain=kind.startswith(("retrain", "rescaled", "decide")),
                 rescale=kind.startswith("rescaled"),
                 threshold_rule="label-share" if kind.endswith("-old") else "balanced",
+                judge_only=kind == "decide",
             )  # fmt: skip
             cpu[kind] = time.process_time() - t0
         for kind in kinds:
@@ -83,7 +84,7 @@ def main() -> None:
             extra = ""
             if kind != "without":
                 extra = f"  labels on/off {run.labels_on}/{run.labels_off}"
-            if kind.startswith(("retrain", "rescaled")):
+            if kind.startswith(("retrain", "rescaled", "decide")):
                 extra += (
                     f", retrains {run.retrains}, rescored pages {run.rescored_pages} "
                     f"links {run.rescored_links}, threshold/100p {run.thresholds}"

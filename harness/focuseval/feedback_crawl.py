@@ -44,10 +44,17 @@ class FeedbackRun:
     rescored_pages: int = 0
     rescored_links: int = 0
     thresholds: list[float] = field(default_factory=list)  # the model's, every 100 pages
+    relabelled: int = 0  # pages whose link-side lessons a label or a retrain moved
 
 
 def _policy(
-    topic: Any, strategy: str, retrain: bool, threshold_rule: str = "balanced"
+    topic: Any,
+    strategy: str,
+    retrain: bool,
+    threshold_rule: str = "balanced",
+    judge_only: bool = False,
+    veto: bool = True,
+    leniency: float = 1.0,
 ) -> CrawlPolicy:
     """The policy of ``bench_cluster_recall.make_policy`` (the crawl's defaults), its cosine
     model wrapped to retrain from labels (``every=0``: only when labels change) when
@@ -57,7 +64,14 @@ def _policy(
     model: Any = AdaptiveCosineModel(topic.keywords)
     if retrain:
         model = RetrainingModel(
-            model, topic.keywords, every=0, sync=True, threshold_rule=threshold_rule
+            model,
+            topic.keywords,
+            every=0,
+            sync=True,
+            threshold_rule=threshold_rule,
+            judge_only=judge_only,
+            veto=veto,
+            leniency=leniency,
         )
     judge = PageJudge(
         model,
@@ -78,6 +92,10 @@ def feedback_crawl(
     rescale: bool = False,
     strategy: str | None = None,
     threshold_rule: str = "balanced",
+    judge_only: bool = False,
+    veto: bool = True,
+    relearn: bool = False,
+    leniency: float = 1.0,
 ) -> FeedbackRun:
     """One crawl of ``pages`` fetches; with ``n_labels`` > 0 the user labels at page ``at``.
     ``rescale`` (an experiment, not what the spider does): once a retrained model is swapped
@@ -87,11 +105,12 @@ def feedback_crawl(
     the retrained model's (:data:`focuscrawl.relevance.feedback.THRESHOLD_RULES`)."""
     from focuscrawl.defaults import DEFAULTS
 
-    policy = _policy(topic, strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"], retrain, threshold_rule)
+    strategy = strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"]
+    policy = _policy(topic, strategy, retrain, threshold_rule, judge_only, veto, leniency)
     model = policy.page_judge.model
     rescore: FrontierRescore | None = None
     if retrain and policy.hits is None and policy.link_judge is None:
-        rescore = FrontierRescore(policy.links)
+        rescore = FrontierRescore(policy.links, relabel=policy.relabel if relearn else None)
     judged: list[dict[str, Any]] = []
     labels: dict[str, bool] = {}
     frontier_of: list[Any] = []
@@ -117,6 +136,8 @@ def feedback_crawl(
                 frontier.push(p["url"], SEED_SCORE + 1, key, state.to_wire(), force=True)
             else:
                 run.labels_off += 1
+            if relearn:  # the link side relearns the labelled page, as the spider does
+                policy.relabel(p["url"], truth)
             if retrain:  # as the spider's judge_page hands each changed label to the model
                 model.label(p["url"], truth)
 
@@ -156,6 +177,7 @@ def feedback_crawl(
         run.retrains = model.label_retrains
     if rescore is not None:
         run.rescored_pages, run.rescored_links = rescore.pages, rescore.sent
+    run.relabelled = policy.relabelled
     return run
 
 
