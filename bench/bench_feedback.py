@@ -30,6 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 POINTS = (250, 500, 1000)
 
 
+def _base(kind: str) -> str:
+    """A kind without its options: ``-relearn`` (the link side relearns the labelled pages
+    and, after a retrain, the pages the new model judges otherwise: ``CrawlPolicy.relabel``)
+    and ``@LENIENCY`` (``decide``: relevant from that fraction of the retrained model's
+    threshold)."""
+    return kind.split("@")[0].replace("-relearn", "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--topics", default="heldout")
@@ -57,8 +65,11 @@ def main() -> None:
     kinds += ["rescaled"] if args.rescale else []
     if args.only:
         kinds = ["without", *(k for k in args.only.split(",") if k != "without")]
-        if unknown := [k for k in kinds[1:] if k not in known]:
-            parser.error(f"unknown kinds {unknown}; one of {', '.join(known)}")
+        if unknown := [k for k in kinds[1:] if _base(k) not in known]:
+            parser.error(
+                f"unknown kinds {unknown}; one of {', '.join(known)}, "
+                "each optionally with -relearn and @LENIENCY"
+            )
     print(f"{args.labels} true labels at page {args.at}, recall@{points} (topics {args.topics})")
     print("  kinds: without labels / labels (judged as labelled) / labels + retrained model")
     sums = {(k, p): 0.0 for k in kinds for p in points}
@@ -68,12 +79,15 @@ def main() -> None:
         cpu = {}
         for kind in kinds:
             t0 = time.process_time()
+            base = _base(kind)
             runs[kind] = feedback_crawl(
                 site, topic, n, args.at, 0 if kind == "without" else args.labels,
-                retrain=kind.startswith(("retrain", "rescaled", "decide")),
-                rescale=kind.startswith("rescaled"),
-                threshold_rule="label-share" if kind.endswith("-old") else "balanced",
-                judge_only=kind == "decide",
+                retrain=base.startswith(("retrain", "rescaled", "decide")),
+                rescale=base.startswith("rescaled"),
+                threshold_rule="label-share" if base.endswith("-old") else "balanced",
+                judge_only=base == "decide",
+                relearn="-relearn" in kind,
+                leniency=float(kind.split("@")[1]) if "@" in kind else 1.0,
             )  # fmt: skip
             cpu[kind] = time.process_time() - t0
         for kind in kinds:
@@ -84,7 +98,9 @@ def main() -> None:
             extra = ""
             if kind != "without":
                 extra = f"  labels on/off {run.labels_on}/{run.labels_off}"
-            if kind.startswith(("retrain", "rescaled", "decide")):
+            if "-relearn" in kind:
+                extra += f", relabelled {run.relabelled}"
+            if _base(kind).startswith(("retrain", "rescaled", "decide")):
                 extra += (
                     f", retrains {run.retrains}, rescored pages {run.rescored_pages} "
                     f"links {run.rescored_links}, threshold/100p {run.thresholds}"

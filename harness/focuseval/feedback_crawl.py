@@ -102,7 +102,12 @@ def feedback_crawl(
     in, the link scale follows it: the judge's reference relevance becomes the new model's
     threshold / ``FOCUSCRAWL_AUTO_THRESHOLD`` (the ratio the cosine calibration keeps), where
     the spider keeps the cosine seeds' mean, which a probability saturates. ``threshold_rule``:
-    the retrained model's (:data:`focuscrawl.relevance.feedback.THRESHOLD_RULES`)."""
+    the retrained model's (:data:`focuscrawl.relevance.feedback.THRESHOLD_RULES`).
+    ``judge_only``, ``veto``, ``leniency``: :class:`RetrainingModel`'s (the retrained model
+    only decides relevance, the cosine model keeps the link scale). ``relearn`` (an
+    experiment, not in the spider): the link side relearns each labelled page with its label
+    and, after a retrain, each recent page the new model judges otherwise
+    (:meth:`CrawlPolicy.relabel`)."""
     from focuscrawl.defaults import DEFAULTS
 
     strategy = strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"]
@@ -136,7 +141,7 @@ def feedback_crawl(
                 frontier.push(p["url"], SEED_SCORE + 1, key, state.to_wire(), force=True)
             else:
                 run.labels_off += 1
-            if relearn:  # the link side relearns the labelled page, as the spider does
+            if relearn:  # the link side relearns the labelled page (not in the spider)
                 policy.relabel(p["url"], truth)
             if retrain:  # as the spider's judge_page hands each changed label to the model
                 model.label(p["url"], truth)
