@@ -10,7 +10,10 @@ and a labelled page is judged as labelled. ``--retrain`` adds a third crawl, as 
 one ``train_from_labels`` fits (in the crawl's worker process) from the crawl's pages so far
 and the labels, and the links of the recent pages it judges more relevant are sent again.
 Kinds ``retrain-old`` / ``rescaled-old`` (``--only``) are the same with the first threshold
-rule (``label-share``), for a comparison in the same run.
+rule (``label-share``), for a comparison in the same run. ``decide`` / ``raise``: the
+retrained model only decides relevance (``RetrainingModel(judge_only=True)``; ``raise``: never
+vetoes a page the cosine model judges relevant); any kind ``-relearn`` (the link side relearns
+the labels and a retrain's judgements, ``CrawlPolicy.relabel``) and ``@LENIENCY``.
 Nothing is tuned here.
 
     FOCUSCRAWL_CORPORA=../shared/corpora .venv/bin/python bench/bench_feedback.py \\
@@ -61,7 +64,7 @@ def main() -> None:
     n = args.pages
     points = [p for p in POINTS if p < n] + [n]
     kinds = ["without", "labels"] + (["retrain"] if args.retrain else [])
-    known = ("labels", "retrain", "rescaled", "retrain-old", "rescaled-old", "decide")
+    known = ("labels", "retrain", "rescaled", "retrain-old", "rescaled-old", "decide", "raise")
     kinds += ["rescaled"] if args.rescale else []
     if args.only:
         kinds = ["without", *(k for k in args.only.split(",") if k != "without")]
@@ -82,10 +85,11 @@ def main() -> None:
             base = _base(kind)
             runs[kind] = feedback_crawl(
                 site, topic, n, args.at, 0 if kind == "without" else args.labels,
-                retrain=base.startswith(("retrain", "rescaled", "decide")),
+                retrain=base.startswith(("retrain", "rescaled", "decide", "raise")),
                 rescale=base.startswith("rescaled"),
                 threshold_rule="label-share" if base.endswith("-old") else "balanced",
-                judge_only=base == "decide",
+                judge_only=base in ("decide", "raise"),
+                veto=base != "raise",
                 relearn="-relearn" in kind,
                 leniency=float(kind.split("@")[1]) if "@" in kind else 1.0,
             )  # fmt: skip
@@ -100,7 +104,7 @@ def main() -> None:
                 extra = f"  labels on/off {run.labels_on}/{run.labels_off}"
             if "-relearn" in kind:
                 extra += f", relabelled {run.relabelled}"
-            if _base(kind).startswith(("retrain", "rescaled", "decide")):
+            if _base(kind).startswith(("retrain", "rescaled", "decide", "raise")):
                 extra += (
                     f", retrains {run.retrains}, rescored pages {run.rescored_pages} "
                     f"links {run.rescored_links}, threshold/100p {run.thresholds}"

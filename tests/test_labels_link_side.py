@@ -49,6 +49,7 @@ def test_a_relabelled_link_counts_as_if_it_had_been_credited_with_the_new_outcom
 def _judged_policy() -> Any:
     params = SharkParams(words=1.0, learn=0.1, learn_every=1)
     policy = make_policy(KeywordModel(0.3), "sharksearch-blocks", params)
+    policy.relabel_pages = 100
     for i in range(6):
         judge(policy, make_page(f"http://a.test/b{i}", "bird bird wing", []), RequestState())
         judge(policy, make_page(f"http://a.test/c{i}", "town road", []), RequestState())
@@ -70,6 +71,18 @@ def test_the_policy_moves_what_it_learned_from_a_page_the_user_labelled() -> Non
     assert learner.counts["a:barn"] == [0, 1] and learner.docs == [0, before[1][1] + 1]
     assert policy.relabelled == 1
     assert policy.relabel("http://a.test/owl", True) is False  # moved once
+
+
+def test_a_policy_keeps_no_lessons_unless_asked_and_only_the_last_ones() -> None:
+    params = SharkParams(words=1.0, learn=0.1, learn_every=1)
+    policy = make_policy(KeywordModel(0.3), "sharksearch-blocks", params)
+    judge(policy, make_page("http://a.test/owl", "owl", []), RequestState(1, parent="x"))
+    assert policy.relabel("http://a.test/owl", True) is False  # the default keeps none
+    policy.relabel_pages = 2
+    for i in range(3):
+        judge(policy, make_page(f"http://a.test/p{i}", "owl", []), RequestState(1, parent="x"))
+    assert policy.relabel("http://a.test/p0", True) is False  # forgotten
+    assert policy.relabel("http://a.test/p2", True) is True
 
 
 def test_a_retrains_scores_relabel_the_link_side_labels_first() -> None:

@@ -49,7 +49,8 @@ def parent_state(url: str, state: RequestState, judgement: Judgement) -> ParentS
 
 
 #: Judged pages whose link-side lessons (the crediting link's features, the body words) are
-#: kept so that a later label or retrained model can move them (:meth:`CrawlPolicy.relabel`).
+#: kept, when asked (``CrawlPolicy.relabel_pages``), so that a later label or retrained model
+#: can move them (:meth:`CrawlPolicy.relabel`).
 RELABEL_PAGES = 2000
 
 
@@ -157,7 +158,10 @@ class CrawlPolicy:
         self._outbox: list[tuple[str, bool]] = []
         self.outbox_dropped = 0  # outcomes not shared (the outbox was full while Redis was away)
         self.foreign_outcomes = 0  # outcomes of other workers' pages learned
-        self._taught: OrderedDict[str, Taught] = OrderedDict()  # for relabel
+        # the judged pages whose link-side lessons are kept for relabel (0: none kept, the
+        # default: the spider does not relabel; a bench sets RELABEL_PAGES)
+        self.relabel_pages = 0
+        self._taught: OrderedDict[str, Taught] = OrderedDict()
         self.relabelled = 0  # pages whose link-side lessons a label or retrain moved
 
     @property
@@ -175,15 +179,15 @@ class CrawlPolicy:
         if state.parent is not None:  # reached by a link (seeds and example pages are not)
             feats = self.credit_link(page, state, judgement)
         words = self._learn_words(page, judgement.relevant)
-        if feats is not None or words is not None:
+        if self.relabel_pages and (feats is not None or words is not None):
             taught = self._taught
             taught[page.url] = Taught(judgement.relevant, feats, words)
             taught.move_to_end(page.url)
-            if len(taught) > RELABEL_PAGES:
+            if len(taught) > self.relabel_pages:
                 taught.popitem(last=False)
 
     def relabel(self, url: str, relevant: bool) -> bool:
-        """A page learned from lately (the last :data:`RELABEL_PAGES`) is now judged
+        """A page learned from lately (the last :attr:`relabel_pages`) is now judged
         ``relevant``, by the user's label or by a retrained page model: where that differs
         from the judgement the link side learned, the link that led to it and its body words
         are moved to the new side. True when something moved."""

@@ -27,7 +27,7 @@ from focuscrawl.relevance.judge import Judgement, PageJudge
 from focuscrawl.relevance.labels import uncertain_pages
 from focuscrawl.relevance.online import RetrainingModel
 from focuscrawl.spiders.rescore import FrontierRescore
-from focuscrawl.strategy.policy import CrawlPolicy
+from focuscrawl.strategy.policy import RELABEL_PAGES, CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE
 from focuseval.metrics import CrawlMetrics, evaluate, normalize_url
 from focuseval.simulate import _fp, simulate
@@ -113,6 +113,8 @@ def feedback_crawl(
     strategy = strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"]
     policy = _policy(topic, strategy, retrain, threshold_rule, judge_only, veto, leniency)
     model = policy.page_judge.model
+    if relearn:
+        policy.relabel_pages = RELABEL_PAGES
     rescore: FrontierRescore | None = None
     if retrain and policy.hits is None and policy.link_judge is None:
         rescore = FrontierRescore(policy.links, relabel=policy.relabel if relearn else None)
