@@ -13,7 +13,7 @@ Kinds ``retrain-old`` / ``rescaled-old`` (``--only``) are the same with the firs
 rule (``label-share``), for a comparison in the same run. ``decide`` / ``raise``: the
 retrained model only decides relevance (``RetrainingModel(judge_only=True)``; ``raise``: never
 vetoes a page the cosine model judges relevant); any kind ``-relearn`` (the link side relearns
-the labels and a retrain's judgements, ``CrawlPolicy.relabel``) and ``@LENIENCY``.
+the labels and a retrain's judgements, ``CrawlPolicy.relabel``), ``@LENIENCY`` and ``%N``.
 Nothing is tuned here.
 
     FOCUSCRAWL_CORPORA=../shared/corpora .venv/bin/python bench/bench_feedback.py \\
@@ -35,10 +35,10 @@ POINTS = (250, 500, 1000)
 
 def _base(kind: str) -> str:
     """A kind without its options: ``-relearn`` (the link side relearns the labelled pages
-    and, after a retrain, the pages the new model judges otherwise: ``CrawlPolicy.relabel``)
-    and ``@LENIENCY`` (``decide``: relevant from that fraction of the retrained model's
-    threshold)."""
-    return kind.split("@")[0].replace("-relearn", "")
+    and, after a retrain, the pages the new model judges otherwise: ``CrawlPolicy.relabel``),
+    ``@LENIENCY`` (``decide``: relevant from that fraction of the retrained model's
+    threshold) and ``%N`` (from the labels on, the model also retrains every N pages)."""
+    return kind.split("@")[0].split("%")[0].replace("-relearn", "")
 
 
 def main() -> None:
@@ -91,7 +91,8 @@ def main() -> None:
                 judge_only=base in ("decide", "raise"),
                 veto=base != "raise",
                 relearn="-relearn" in kind,
-                leniency=float(kind.split("@")[1]) if "@" in kind else 1.0,
+                leniency=float(kind.split("@")[1].split("%")[0]) if "@" in kind else 1.0,
+                every_after=int(kind.split("%")[1]) if "%" in kind else 0,
             )  # fmt: skip
             cpu[kind] = time.process_time() - t0
         for kind in kinds:

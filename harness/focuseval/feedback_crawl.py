@@ -96,6 +96,7 @@ def feedback_crawl(
     veto: bool = True,
     relearn: bool = False,
     leniency: float = 1.0,
+    every_after: int = 0,
 ) -> FeedbackRun:
     """One crawl of ``pages`` fetches; with ``n_labels`` > 0 the user labels at page ``at``.
     ``rescale`` (an experiment, not what the spider does): once a retrained model is swapped
@@ -107,7 +108,8 @@ def feedback_crawl(
     only decides relevance, the cosine model keeps the link scale). ``relearn`` (an
     experiment, not in the spider): the link side relearns each labelled page with its label
     and, after a retrain, each recent page the new model judges otherwise
-    (:meth:`CrawlPolicy.relabel`)."""
+    (:meth:`CrawlPolicy.relabel`). ``every_after`` > 0: from the labels on, the model also
+    retrains every that many pages (from its confident pages and the labels)."""
     from focuscrawl.defaults import DEFAULTS
 
     strategy = strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"]
@@ -133,6 +135,8 @@ def feedback_crawl(
             run.thresholds.append(round(float(model.threshold), 4))
         if not n_labels or len(log) != at or labels:
             return
+        if retrain and every_after:  # from the labels on, the model also retrains periodically
+            model.every = every_after
         for p in uncertain_pages(judged, {}, n_labels):
             truth = normalize_url(p["url"]) in topic.labels.relevant
             labels[p["url"]] = truth
