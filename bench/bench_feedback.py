@@ -10,7 +10,10 @@ and a labelled page is judged as labelled. ``--retrain`` adds a third crawl, as 
 one ``train_from_labels`` fits (in the crawl's worker process) from the crawl's pages so far
 and the labels, and the links of the recent pages it judges more relevant are sent again.
 Kinds ``retrain-old`` / ``rescaled-old`` (``--only``) are the same with the first threshold
-rule (``label-share``), for a comparison in the same run.
+rule (``label-share``), for a comparison in the same run. ``decide`` / ``raise``: the
+retrained model only decides relevance (``RetrainingModel(judge_only=True)``; ``raise``: never
+vetoes a page the cosine model judges relevant); any kind ``-relearn`` (the link side relearns
+the labels and a retrain's judgements, ``CrawlPolicy.relabel``), ``@LENIENCY`` and ``%N``.
 Nothing is tuned here.
 
     FOCUSCRAWL_CORPORA=../shared/corpora .venv/bin/python bench/bench_feedback.py \\
@@ -28,6 +31,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 
 POINTS = (250, 500, 1000)
+
+
+def _base(kind: str) -> str:
+    """A kind without its options: ``-relearn`` (the link side relearns the labelled pages
+    and, after a retrain, the pages the new model judges otherwise: ``CrawlPolicy.relabel``),
+    ``@LENIENCY`` (``decide``: relevant from that fraction of the retrained model's
+    threshold) and ``%N`` (from the labels on, the model also retrains every N pages)."""
+    return kind.split("@")[0].split("%")[0].replace("-relearn", "")
 
 
 def main() -> None:
@@ -53,12 +64,15 @@ def main() -> None:
     n = args.pages
     points = [p for p in POINTS if p < n] + [n]
     kinds = ["without", "labels"] + (["retrain"] if args.retrain else [])
-    known = ("labels", "retrain", "rescaled", "retrain-old", "rescaled-old")
+    known = ("labels", "retrain", "rescaled", "retrain-old", "rescaled-old", "decide", "raise")
     kinds += ["rescaled"] if args.rescale else []
     if args.only:
         kinds = ["without", *(k for k in args.only.split(",") if k != "without")]
-        if unknown := [k for k in kinds[1:] if k not in known]:
-            parser.error(f"unknown kinds {unknown}; one of {', '.join(known)}")
+        if unknown := [k for k in kinds[1:] if _base(k) not in known]:
+            parser.error(
+                f"unknown kinds {unknown}; one of {', '.join(known)}, "
+                "each optionally with -relearn and @LENIENCY"
+            )
     print(f"{args.labels} true labels at page {args.at}, recall@{points} (topics {args.topics})")
     print("  kinds: without labels / labels (judged as labelled) / labels + retrained model")
     sums = {(k, p): 0.0 for k in kinds for p in points}
@@ -68,11 +82,17 @@ def main() -> None:
         cpu = {}
         for kind in kinds:
             t0 = time.process_time()
+            base = _base(kind)
             runs[kind] = feedback_crawl(
                 site, topic, n, args.at, 0 if kind == "without" else args.labels,
-                retrain=kind.startswith(("retrain", "rescaled")),
-                rescale=kind.startswith("rescaled"),
-                threshold_rule="label-share" if kind.endswith("-old") else "balanced",
+                retrain=base.startswith(("retrain", "rescaled", "decide", "raise")),
+                rescale=base.startswith("rescaled"),
+                threshold_rule="label-share" if base.endswith("-old") else "balanced",
+                judge_only=base in ("decide", "raise"),
+                veto=base != "raise",
+                relearn="-relearn" in kind,
+                leniency=float(kind.split("@")[1].split("%")[0]) if "@" in kind else 1.0,
+                every_after=int(kind.split("%")[1]) if "%" in kind else 0,
             )  # fmt: skip
             cpu[kind] = time.process_time() - t0
         for kind in kinds:
@@ -83,7 +103,9 @@ def main() -> None:
             extra = ""
             if kind != "without":
                 extra = f"  labels on/off {run.labels_on}/{run.labels_off}"
-            if kind.startswith(("retrain", "rescaled")):
+            if "-relearn" in kind:
+                extra += f", relabelled {run.relabelled}"
+            if _base(kind).startswith(("retrain", "rescaled", "decide", "raise")):
                 extra += (
                     f", retrains {run.retrains}, rescored pages {run.rescored_pages} "
                     f"links {run.rescored_links}, threshold/100p {run.thresholds}"

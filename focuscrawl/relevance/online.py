@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import multiprocessing as mp
 import os
 import queue
@@ -206,12 +207,24 @@ class RetrainingModel:
         niceness: int = 10,
         sync: bool = False,
         threshold_rule: str = "balanced",
+        judge_only: bool = False,
+        veto: bool = True,
+        leniency: float = 1.0,
     ) -> None:
         """``sync``: a retrain asked for is waited for and swapped in at once (:meth:`wait`):
         the same crawl learns at the same page every time. ``threshold_rule``: how a model
         retrained from labels puts its threshold (:data:`focuscrawl.relevance.feedback.
-        THRESHOLD_RULES`)."""
+        THRESHOLD_RULES`). ``judge_only``: a retrained model only decides which pages are
+        relevant; the wrapped model (``base``) keeps everything else — the relevance it
+        reports (raised to its threshold, or put just below it, where the retrained model
+        disagrees), its threshold and calibration, the scores of link texts, its top terms and
+        its own learning — so that the link scores keep the scale they were tuned on."""
         self.model = model
+        self.base = model
+        self.judge_only = judge_only
+        self.veto = veto
+        self.leniency = leniency  # judge_only: relevant from leniency × the model's threshold
+        self._base_recent: dict[str, float] = {}  # judge_only: URL → the base's relevance
         self.sync = sync
         self.keywords = list(keywords)
         self.every = every
@@ -244,7 +257,7 @@ class RetrainingModel:
 
     @property
     def threshold(self) -> float:  # type: ignore[override]
-        return self.model.threshold
+        return self.base.threshold if self.judge_only else self.model.threshold
 
     @threshold.setter
     def threshold(self, value: float) -> None:
@@ -252,8 +265,24 @@ class RetrainingModel:
         # was calibrated for; a retrained model brings its own calibrated threshold, on its own
         # scale, which the judge's next calibration (cosine scores / the seeds' mean cosine)
         # would otherwise overwrite
-        if self.retrains == 0:
+        if self.judge_only:
+            self.base.threshold = value
+        elif self.retrains == 0:
             self.model.threshold = value
+
+    @property
+    def deciding(self) -> bool:
+        """True when a retrained model decides (``judge_only``) over the base's relevance."""
+        return self.judge_only and self.model is not self.base
+
+    def _decide(self, base_relevance: float, relevant: bool) -> float:
+        """The base's relevance moved to the side of its threshold the retrained model says."""
+        t = self.base.threshold
+        if relevant:
+            return max(base_relevance, t)
+        if not self.veto:
+            return base_relevance
+        return min(base_relevance, math.nextafter(t, -math.inf))
 
     @property
     def retraining(self) -> bool:
@@ -275,7 +304,7 @@ class RetrainingModel:
         are far below 0.8), at most ``CONFIDENT_MAX``."""
         if self.confident is not None:
             return self.confident
-        return min(CONFIDENT_MAX, CONFIDENT_FACTOR * self.model.threshold)
+        return min(CONFIDENT_MAX, CONFIDENT_FACTOR * self.threshold)
 
     # --- the worker ------------------------------------------------------------------------
     def _start_worker(self) -> None:
@@ -370,25 +399,37 @@ class RetrainingModel:
     # --- PageScorer ------------------------------------------------------------------------
     def score_page(self, page: Page) -> float:
         self._poll()
-        return self.model.score_page(page)
+        if not self.judge_only:
+            return self.model.score_page(page)
+        relevance = self.base.score_page(page)
+        recent = self._base_recent
+        recent[page.url] = relevance
+        if len(recent) > 2 * RESCORE_PAGES:
+            for url in list(recent)[: len(recent) - RESCORE_PAGES]:
+                del recent[url]
+        if self.model is self.base:
+            return relevance
+        cut = self.leniency * self.model.threshold
+        return self._decide(relevance, self.model.score_page(page) >= cut)
 
     def score_text(self, text: str) -> float:
-        return self.model.score_text(text)
+        return (self.base if self.judge_only else self.model).score_text(text)
 
     def top_terms(self, page: Page, n: int) -> list[str] | None:
         """The wrapped model's top terms of ``page`` (cosine models; ``None`` otherwise): the
         link policy's body-word model learns from them, as without the wrapper."""
-        top_terms = getattr(self.model, "top_terms", None)
+        model = self.base if self.judge_only else self.model
+        top_terms = getattr(model, "top_terms", None)
         return top_terms(page, n) if top_terms is not None else None
 
     def add_text(self, text: str) -> None:
         """Seed texts go to the wrapped model when it takes them (cosine models)."""
-        add_text = getattr(self.model, "add_text", None)
+        add_text = getattr(self.base if self.judge_only else self.model, "add_text", None)
         if add_text is not None:
             add_text(text)
 
     def observe(self, page: Page, relevance: float) -> None:
-        self.model.observe(page, relevance)
+        (self.base if self.judge_only else self.model).observe(page, relevance)
         if self.gave_up:
             return
         groups = field_groups(page, rules.FIELD_WEIGHTS)
@@ -436,6 +477,9 @@ class RetrainingModel:
         """The last retrained model's relevance of the recently observed pages (URL, score),
         each list handed out once (the crawl re-scores their links)."""
         out, self._rescored = self._rescored, []
+        if self.deciding and out:
+            known, t = self._base_recent, self.leniency * self.model.threshold
+            out = [(u, self._decide(known[u], p >= t)) for u, p in out if u in known]
         return out
 
     def start_retrain(self) -> bool:

@@ -48,8 +48,14 @@ class FrontierRescore:
         links: Callable[..., Iterable[Any]],
         capacity: int = RESCORE_PAGES,
         per_page: int = PER_PAGE,
+        relabel: Callable[[str, bool], bool] | None = None,
     ) -> None:
+        """``relabel`` (``CrawlPolicy.relabel``): each page a retrain's scores are looked at
+        for is judged again on the link side too, as the new model (or the user's label)
+        says."""
         self.links = links  # CrawlPolicy.links
+        self.relabel = relabel
+        self.relabelled = 0  # pages whose link-side lessons the new judgement moved
         self.capacity = capacity
         self.per_page = per_page
         self.pending: list[tuple[str, float]] = []  # a retrain's scores not looked at yet
@@ -84,13 +90,15 @@ class FrontierRescore:
         while self.pending and looked < self.per_page:
             url, relevance = self.pending.pop()
             looked += 1
-            old = self.recent.get(url)
-            if old is None or not isinstance(relevance, float):
+            if not isinstance(relevance, float):
                 continue
             label = label_of(url)
-            if label is False:
+            relevant = label if label is not None else relevance >= threshold
+            if self.relabel is not None and self.relabel(url, relevant):
+                self.relabelled += 1
+            old = self.recent.get(url)
+            if old is None or label is False:
                 continue
-            relevant = label is True or relevance >= threshold
             rose = _ratio(relevance, threshold) > _ratio(old.relevance, old.threshold)
             if not relevant or (old.relevant and not rose):
                 continue

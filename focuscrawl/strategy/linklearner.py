@@ -73,6 +73,28 @@ class LinkLearner:
         if self._since >= self.every or (not self.ready and self._trainable()):
             self.fit()
 
+    def relabel(self, features: Features, relevant: bool) -> None:
+        """A link learned with the other outcome is moved to ``relevant``'s side (the page it
+        led to was labelled by the user, or judged otherwise by a retrained page model)."""
+        c = 1 if relevant else 0
+        if self.docs[1 - c] <= 0:
+            return
+        self.docs[1 - c] -= 1
+        self.docs[c] += 1
+        counts = self.counts
+        for f in features:
+            pair = counts.get(f)
+            if pair is None:
+                pair = counts[f] = [0, 0]
+            if pair[1 - c] > 0:
+                pair[1 - c] -= 1
+            pair[c] += 1
+        self.tokens[1 - c] = max(0, self.tokens[1 - c] - len(features))
+        self.tokens[c] += len(features)
+        self._since += 1
+        if self._since >= self.every:
+            self.fit()
+
     def _trainable(self) -> bool:
         return min(self.docs) >= self.min_examples
 

@@ -9,7 +9,9 @@ the link learner and the body-word model learn from it), then :meth:`CrawlPolicy
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -44,6 +46,21 @@ def parent_state(url: str, state: RequestState, judgement: Judgement) -> ParentS
         inherited=state.inherited or 0.0,
         budget=state.tunnel_budget or 0,
     )
+
+
+#: Judged pages whose link-side lessons (the crediting link's features, the body words) are
+#: kept, when asked (``CrawlPolicy.relabel_pages``), so that a later label or retrained model
+#: can move them (:meth:`CrawlPolicy.relabel`).
+RELABEL_PAGES = 2000
+
+
+@dataclass(slots=True)
+class Taught:
+    """What the link side learned from one judged page, and with which judgement."""
+
+    relevant: bool
+    features: list[str] | None
+    words: list[str] | None
 
 
 OUTBOX_CAP = 20_000  # judged pages' outcomes kept for the other workers while Redis is away
@@ -146,6 +163,11 @@ class CrawlPolicy:
         self._outbox: list[tuple[str, bool]] = []
         self.outbox_dropped = 0  # outcomes not shared (the outbox was full while Redis was away)
         self.foreign_outcomes = 0  # outcomes of other workers' pages learned
+        # the judged pages whose link-side lessons are kept for relabel (0: none kept, the
+        # default: the spider does not relabel; a bench sets RELABEL_PAGES)
+        self.relabel_pages = 0
+        self._taught: OrderedDict[str, Taught] = OrderedDict()
+        self.relabelled = 0  # pages whose link-side lessons a label or retrain moved
 
     @property
     def strategy(self) -> str:
@@ -155,16 +177,42 @@ class CrawlPolicy:
     def learn(self, page: Page, state: RequestState, judgement: Judgement) -> None:
         """What the link strategy learns from a page just judged (``state``: the request that
         fetched it): the link that led to it is credited with the outcome, and the body-word
-        model learns the page's words."""
+        model learns the page's words (both kept a while, for :meth:`relabel`)."""
         if self.link_judge is not None:
             self.memory.fetched(page.url)  # no later link to it is sent again
+        feats = None
         if state.parent is not None:  # reached by a link (seeds and example pages are not)
-            self.credit_link(page, state, judgement)
-        self._learn_words(page, judgement.relevant)
+            feats = self.credit_link(page, state, judgement)
+        words = self._learn_words(page, judgement.relevant)
+        if self.relabel_pages and (feats is not None or words is not None):
+            taught = self._taught
+            taught[page.url] = Taught(judgement.relevant, feats, words)
+            taught.move_to_end(page.url)
+            if len(taught) > self.relabel_pages:
+                taught.popitem(last=False)
 
-    def credit_link(self, page: Page, state: RequestState, judgement: Judgement) -> None:
+    def relabel(self, url: str, relevant: bool) -> bool:
+        """A page learned from lately (the last :attr:`relabel_pages`) is now judged
+        ``relevant``, by the user's label or by a retrained page model: where that differs
+        from the judgement the link side learned, the link that led to it and its body words
+        are moved to the new side. True when something moved."""
+        taught = self._taught.get(url)
+        if taught is None or taught.relevant == relevant:
+            return False
+        taught.relevant = relevant
+        if taught.features is not None and self.learner is not None:
+            self.learner.relabel(taught.features, relevant)
+        if taught.words is not None and self.words is not None:
+            self.words.relabel(taught.words, relevant)
+        self.relabelled += 1
+        return True
+
+    def credit_link(
+        self, page: Page, state: RequestState, judgement: Judgement
+    ) -> list[str] | None:
         """The one place where a judged page's outcome is credited to the link that led to it
-        (its anchor words and context travel in ``state``; the page's URL is the link's)."""
+        (its anchor words and context travel in ``state``; the page's URL is the link's).
+        Returns the link learner's features of the link (None without a learner)."""
         judge = self.link_judge
         if judge is not None:
             host, _ = self._featurizer.host_and_words(page.url)
@@ -178,18 +226,21 @@ class CrawlPolicy:
             kinds = self.scorer.p.learn_features
             feats = link_features(state.anchor, page.url, state.context, kinds)
             self.learner.learn(feats, judgement.relevant)
+            return feats
+        return None
 
-    def _learn_words(self, page: Page, relevant: bool) -> None:
-        if self.words is not None:
-            top = self.words.max_words
-            # the cosine model's terms of the page it has just scored: no second tokenisation
-            model = self.page_judge.model
-            top_terms = getattr(model, "top_terms", None) if top > 0 else None
-            words = top_terms(page, top) if top_terms is not None else None
-            if words is not None:
-                self.words.learn(words, relevant, chosen=True)
-            else:
-                self.words.learn(fast_tokens(f"{page.title}\n{page.main_text}"), relevant)
+    def _learn_words(self, page: Page, relevant: bool) -> list[str] | None:
+        if self.words is None:
+            return None
+        top = self.words.max_words
+        # the cosine model's terms of the page it has just scored: no second tokenisation
+        model = self.page_judge.model
+        top_terms = getattr(model, "top_terms", None) if top > 0 else None
+        words = top_terms(page, top) if top_terms is not None else None
+        if words is not None:
+            return list(self.words.learn(words, relevant, chosen=True))
+        tokens = fast_tokens(f"{page.title}\n{page.main_text}")
+        return list(self.words.learn(tokens, relevant))
 
     # -- links ----------------------------------------------------------------------------
     def _follow_calibration(self) -> None:

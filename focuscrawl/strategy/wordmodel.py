@@ -56,10 +56,11 @@ class BodyWordModel:
         self._since = 0
         self.ready = False
 
-    def learn(self, words: Iterable[str], relevant: bool, chosen: bool = False) -> None:
+    def learn(self, words: Iterable[str], relevant: bool, chosen: bool = False) -> Iterable[str]:
         """One fetched page: its words (repeats are counted once) and its judgement.
         ``chosen``: ``words`` are already the page's distinct top words (the cosine model's
-        :meth:`~focuscrawl.relevance.cosine.CosineModel.top_terms`): taken as they are."""
+        :meth:`~focuscrawl.relevance.cosine.CosineModel.top_terms`): taken as they are.
+        Returns the words counted (what :meth:`relabel` takes to move the page)."""
         c = 1 if relevant else 0
         self.docs[c] += 1
         if chosen:
@@ -81,6 +82,28 @@ class BodyWordModel:
             pair[c] += 1
         self._since += 1
         if self._since >= self.every or (not self.ready and self._trainable()):
+            self.refresh()
+        return distinct
+
+    def relabel(self, words: Iterable[str], relevant: bool) -> None:
+        """A page learned with the other judgement (``words``: what :meth:`learn` returned)
+        is moved to ``relevant``'s side: the user labelled it, or a retrained page model
+        judges it otherwise. Taken at the next refresh, as a page learned."""
+        c = 1 if relevant else 0
+        if self.docs[1 - c] <= 0:
+            return
+        self.docs[1 - c] -= 1
+        self.docs[c] += 1
+        counts = self.counts
+        for w in words:
+            pair = counts.get(w)
+            if pair is None:
+                pair = counts[w] = [0, 0]
+            if pair[1 - c] > 0:
+                pair[1 - c] -= 1
+            pair[c] += 1
+        self._since += 1
+        if self._since >= self.every:
             self.refresh()
 
     def _trainable(self) -> bool:

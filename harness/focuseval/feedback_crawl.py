@@ -27,7 +27,7 @@ from focuscrawl.relevance.judge import Judgement, PageJudge
 from focuscrawl.relevance.labels import uncertain_pages
 from focuscrawl.relevance.online import RetrainingModel
 from focuscrawl.spiders.rescore import FrontierRescore
-from focuscrawl.strategy.policy import CrawlPolicy
+from focuscrawl.strategy.policy import RELABEL_PAGES, CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE
 from focuseval.metrics import CrawlMetrics, evaluate, normalize_url
 from focuseval.simulate import _fp, simulate
@@ -44,10 +44,17 @@ class FeedbackRun:
     rescored_pages: int = 0
     rescored_links: int = 0
     thresholds: list[float] = field(default_factory=list)  # the model's, every 100 pages
+    relabelled: int = 0  # pages whose link-side lessons a label or a retrain moved
 
 
 def _policy(
-    topic: Any, strategy: str, retrain: bool, threshold_rule: str = "balanced"
+    topic: Any,
+    strategy: str,
+    retrain: bool,
+    threshold_rule: str = "balanced",
+    judge_only: bool = False,
+    veto: bool = True,
+    leniency: float = 1.0,
 ) -> CrawlPolicy:
     """The policy of ``bench_cluster_recall.make_policy`` (the crawl's defaults), its cosine
     model wrapped to retrain from labels (``every=0``: only when labels change) when
@@ -57,7 +64,14 @@ def _policy(
     model: Any = AdaptiveCosineModel(topic.keywords)
     if retrain:
         model = RetrainingModel(
-            model, topic.keywords, every=0, sync=True, threshold_rule=threshold_rule
+            model,
+            topic.keywords,
+            every=0,
+            sync=True,
+            threshold_rule=threshold_rule,
+            judge_only=judge_only,
+            veto=veto,
+            leniency=leniency,
         )
     judge = PageJudge(
         model,
@@ -78,20 +92,34 @@ def feedback_crawl(
     rescale: bool = False,
     strategy: str | None = None,
     threshold_rule: str = "balanced",
+    judge_only: bool = False,
+    veto: bool = True,
+    relearn: bool = False,
+    leniency: float = 1.0,
+    every_after: int = 0,
 ) -> FeedbackRun:
     """One crawl of ``pages`` fetches; with ``n_labels`` > 0 the user labels at page ``at``.
     ``rescale`` (an experiment, not what the spider does): once a retrained model is swapped
     in, the link scale follows it: the judge's reference relevance becomes the new model's
     threshold / ``FOCUSCRAWL_AUTO_THRESHOLD`` (the ratio the cosine calibration keeps), where
     the spider keeps the cosine seeds' mean, which a probability saturates. ``threshold_rule``:
-    the retrained model's (:data:`focuscrawl.relevance.feedback.THRESHOLD_RULES`)."""
+    the retrained model's (:data:`focuscrawl.relevance.feedback.THRESHOLD_RULES`).
+    ``judge_only``, ``veto``, ``leniency``: :class:`RetrainingModel`'s (the retrained model
+    only decides relevance, the cosine model keeps the link scale). ``relearn`` (an
+    experiment, not in the spider): the link side relearns each labelled page with its label
+    and, after a retrain, each recent page the new model judges otherwise
+    (:meth:`CrawlPolicy.relabel`). ``every_after`` > 0: from the labels on, the model also
+    retrains every that many pages (from its confident pages and the labels)."""
     from focuscrawl.defaults import DEFAULTS
 
-    policy = _policy(topic, strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"], retrain, threshold_rule)
+    strategy = strategy or DEFAULTS["FOCUSCRAWL_STRATEGY"]
+    policy = _policy(topic, strategy, retrain, threshold_rule, judge_only, veto, leniency)
     model = policy.page_judge.model
+    if relearn:
+        policy.relabel_pages = RELABEL_PAGES
     rescore: FrontierRescore | None = None
     if retrain and policy.hits is None and policy.link_judge is None:
-        rescore = FrontierRescore(policy.links)
+        rescore = FrontierRescore(policy.links, relabel=policy.relabel if relearn else None)
     judged: list[dict[str, Any]] = []
     labels: dict[str, bool] = {}
     frontier_of: list[Any] = []
@@ -107,6 +135,8 @@ def feedback_crawl(
             run.thresholds.append(round(float(model.threshold), 4))
         if not n_labels or len(log) != at or labels:
             return
+        if retrain and every_after:  # from the labels on, the model also retrains periodically
+            model.every = every_after
         for p in uncertain_pages(judged, {}, n_labels):
             truth = normalize_url(p["url"]) in topic.labels.relevant
             labels[p["url"]] = truth
@@ -117,6 +147,8 @@ def feedback_crawl(
                 frontier.push(p["url"], SEED_SCORE + 1, key, state.to_wire(), force=True)
             else:
                 run.labels_off += 1
+            if relearn:  # the link side relearns the labelled page (not in the spider)
+                policy.relabel(p["url"], truth)
             if retrain:  # as the spider's judge_page hands each changed label to the model
                 model.label(p["url"], truth)
 
@@ -156,6 +188,7 @@ def feedback_crawl(
         run.retrains = model.label_retrains
     if rescore is not None:
         run.rescored_pages, run.rescored_links = rescore.pages, rescore.sent
+    run.relabelled = policy.relabelled
     return run
 
 
