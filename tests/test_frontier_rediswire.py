@@ -149,6 +149,34 @@ def test_a_pipeline_hands_replies_over_in_order(redis_url: str, redis_client: An
         wire.close()
 
 
+def test_a_command_refused_while_its_slot_moves_goes_again_to_the_node_serving_it(
+    redis_url: str, redis_client: Any
+) -> None:
+    # a worker (re)starting during a live reshard: its shard's first command met MOVED (the
+    # chaos slice saw a worker die of it at open); the node serving the slot now is asked
+    # for, as after a failover, and the command runs there
+    import redis
+
+    wire = Pipeline(redis_url.replace("127.0.0.1", "localhost"), SCRIPTS)
+    wire.connect()
+    wire.relocate = lambda: redis_url  # "the slot's master now"
+    calls: list[str] = []
+
+    def hsetnx() -> int:
+        calls.append(wire.url)
+        if len(calls) == 1:
+            raise redis.exceptions.MovedError("5709 127.0.0.1:1")
+        return int(wire.client.hsetnx("fcwire:meta", "epoch", 7))
+
+    try:
+        assert wire.retry(hsetnx) == 1
+        assert calls == [redis_url.replace("127.0.0.1", "localhost"), redis_url]
+        assert redis_client.hget("fcwire:meta", "epoch") == b"7"
+    finally:
+        wire.close()
+        redis_client.delete("fcwire:meta")
+
+
 def test_the_frontiers_reach_into_no_other_objects_private_fields() -> None:
     """Both Redis frontiers (and the wire layer's modules) use each other's public API only:
     ``x._name`` only on ``self`` or ``cls``."""

@@ -353,7 +353,18 @@ class Pipeline:
                 return call()
             except redis.AuthenticationError as exc:  # retrying cannot help
                 raise RedisAuthError(self.url, exc) from None
-            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as exc:
+            except (
+                redis.ConnectionError,
+                redis.TimeoutError,
+                redis.BusyLoadingError,
+                # a Redis Cluster refusing the shard's command while its slot moves (live
+                # resharding: MOVED, ASK, TRYAGAIN) or fails over (CLUSTERDOWN, READONLY):
+                # the node serving the slot now is asked for, as after a failover
+                redis.exceptions.AskError,
+                redis.exceptions.TryAgainError,
+                redis.exceptions.ClusterDownError,
+                redis.exceptions.ReadOnlyError,
+            ) as exc:
                 url = self.url
                 if self.relocate is not None:
                     try:
