@@ -17,6 +17,7 @@ import math
 import re
 from urllib.parse import urlsplit
 
+from focuscrawl.strategy.classcounts import count_into, move_into
 from focuscrawl.text import fast_tokens
 
 Features = list[str]
@@ -62,12 +63,7 @@ class LinkLearner:
         """One fetched page: the features of the link that led to it, and its judgement."""
         c = 1 if relevant else 0
         self.docs[c] += 1
-        counts = self.counts
-        for f in features:
-            pair = counts.get(f)
-            if pair is None:
-                pair = counts[f] = [0, 0]
-            pair[c] += 1
+        count_into(self.counts, features, c)
         self.tokens[c] += len(features)
         self._since += 1
         if self._since >= self.every or (not self.ready and self._trainable()):
@@ -77,18 +73,8 @@ class LinkLearner:
         """A link learned with the other outcome is moved to ``relevant``'s side (the page it
         led to was labelled by the user, or judged otherwise by a retrained page model)."""
         c = 1 if relevant else 0
-        if self.docs[1 - c] <= 0:
+        if not move_into(self.counts, self.docs, features, c):
             return
-        self.docs[1 - c] -= 1
-        self.docs[c] += 1
-        counts = self.counts
-        for f in features:
-            pair = counts.get(f)
-            if pair is None:
-                pair = counts[f] = [0, 0]
-            if pair[1 - c] > 0:
-                pair[1 - c] -= 1
-            pair[c] += 1
         self.tokens[1 - c] = max(0, self.tokens[1 - c] - len(features))
         self.tokens[c] += len(features)
         self._since += 1

@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from focuscrawl.strategy.classcounts import count_into, move_into
 from focuscrawl.strategy.linklearner import path_words
 from focuscrawl.text import fast_tokens
 
@@ -74,12 +75,7 @@ class BodyWordModel:
             ]
         else:
             distinct = set(words)
-        counts = self.counts
-        for w in distinct:
-            pair = counts.get(w)
-            if pair is None:
-                pair = counts[w] = [0, 0]
-            pair[c] += 1
+        count_into(self.counts, distinct, c)
         self._since += 1
         if self._since >= self.every or (not self.ready and self._trainable()):
             self.refresh()
@@ -89,19 +85,8 @@ class BodyWordModel:
         """A page learned with the other judgement (``words``: what :meth:`learn` returned)
         is moved to ``relevant``'s side: the user labelled it, or a retrained page model
         judges it otherwise. Taken at the next refresh, as a page learned."""
-        c = 1 if relevant else 0
-        if self.docs[1 - c] <= 0:
+        if not move_into(self.counts, self.docs, words, 1 if relevant else 0):
             return
-        self.docs[1 - c] -= 1
-        self.docs[c] += 1
-        counts = self.counts
-        for w in words:
-            pair = counts.get(w)
-            if pair is None:
-                pair = counts[w] = [0, 0]
-            if pair[1 - c] > 0:
-                pair[1 - c] -= 1
-            pair[c] += 1
         self._since += 1
         if self._since >= self.every:
             self.refresh()
