@@ -82,6 +82,28 @@ cdef inline bint _lower_ascii(Py_UCS4 c):
     return u'a' <= c <= u'z'
 
 
+cdef inline Py_ssize_t _run_end(int kind, void *data, Py_ssize_t n, Py_ssize_t i,
+                                bint *trigger) noexcept:
+    """The end of the run of non-space characters from ``i``; ``trigger``: whether it holds
+    a joiner before a non-space, non-closing character, or a digit, ``e`` and a digit or sign
+    (the run is then split by the hyphen and number rules)."""
+    cdef Py_UCS4 c, d
+    trigger[0] = False
+    while i < n:
+        c = PyUnicode_READ(kind, data, i)
+        if _space(c):
+            break
+        if not trigger[0] and i + 1 < n:
+            d = PyUnicode_READ(kind, data, i + 1)
+            if _joiner(c):
+                trigger[0] = not _space(d) and not _closer(d)
+            elif _digit(c) and d == u'e' and i + 2 < n:
+                d = PyUnicode_READ(kind, data, i + 2)
+                trigger[0] = _digit(d) or d == u'+' or d == u'-'
+        i += 1
+    return i
+
+
 cdef bint _hyphenated(str low, Py_ssize_t start, Py_ssize_t end, list out) except -1:
     """The tokens of the most common run the token rules read (half of them in prose): ASCII
     words joined by single hyphens (``north-east``, ``state-of-the-art``), with at most one of
@@ -137,20 +159,8 @@ def tokens(str low, object span_tokens, Py_ssize_t max_run):
             i += 1
             continue
         start = i
-        trigger = False
-        while i < n:
-            c = PyUnicode_READ(kind, data, i)
-            if _space(c):
-                break
-            if not trigger and i + 1 < n:
-                d = PyUnicode_READ(kind, data, i + 1)
-                if _joiner(c):
-                    trigger = not _space(d) and not _closer(d)
-                elif _digit(c) and d == u'e' and i + 2 < n:
-                    d = PyUnicode_READ(kind, data, i + 2)
-                    trigger = _digit(d) or d == u'+' or d == u'-'
-            i += 1
-        end = i
+        end = _run_end(kind, data, n, i, &trigger)
+        i = end
         if end - start > max_run:
             return None
         if trigger:
@@ -320,20 +330,8 @@ def page_keys(str low, LexemeCache cache, object lexeme_bytes, object span_token
             i += 1
             continue
         start = i
-        trigger = False
-        while i < n:
-            c = PyUnicode_READ(kind, data, i)
-            if _space(c):
-                break
-            if not trigger and i + 1 < n:
-                d = PyUnicode_READ(kind, data, i + 1)
-                if _joiner(c):
-                    trigger = not _space(d) and not _closer(d)
-                elif _digit(c) and d == u'e' and i + 2 < n:
-                    d = PyUnicode_READ(kind, data, i + 2)
-                    trigger = _digit(d) or d == u'+' or d == u'-'
-            i += 1
-        end = i
+        end = _run_end(kind, data, n, i, &trigger)
+        i = end
         if end - start > max_run:
             return None
         if trigger:
