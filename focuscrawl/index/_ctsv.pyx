@@ -150,7 +150,7 @@ def tokens(str low, object span_tokens, Py_ssize_t max_run):
     cdef Py_ssize_t n = len(low), i = 0, start, end, j, a
     cdef int kind = PyUnicode_KIND(low)
     cdef void *data = PyUnicode_DATA(low)
-    cdef Py_UCS4 c, d
+    cdef Py_UCS4 c
     cdef bint trigger
     cdef list out = []
     while i < n:
@@ -320,7 +320,7 @@ def page_keys(str low, LexemeCache cache, object lexeme_bytes, object span_token
     cdef void *data = PyUnicode_DATA(low)
     cdef int tkind
     cdef void *tdata
-    cdef Py_UCS4 c, d
+    cdef Py_UCS4 c
     cdef bint trigger, empty = False
     cdef list out = [], missing = [], run
     cdef str tok
