@@ -102,9 +102,9 @@ _add(
 )
 _add(
     "FOCUSCRAWL_DELAY_READY",
-    "mean",
-    "Under `DOWNLOAD_DELAY`, when the frontier counts a host ready for its next request (the best entry of a ready host goes first; a request handed out early waits in its downloader slot holding one of the `CONCURRENT_REQUESTS`): `mean`, `DOWNLOAD_DELAY` after its last request (the mean of Scrapy's jittered delay, whose slot draws again while a request waits); `longest`, at the jitter's longest (1.5 x `DOWNLOAD_DELAY` with Scrapy's default jitter: no request ever waits in a slot, but a host is fetched at most once every 1.5 delays; the behaviour before this round). Measured in docs/strategies.md (Under politeness).",
-    choices=("mean", "longest"),
+    "drawn",
+    "Under `DOWNLOAD_DELAY`, when the frontier counts a host ready for its next request (the best entry of a ready host goes first; a request handed out early waits in its downloader slot holding one of the `CONCURRENT_REQUESTS`): `drawn`, the host's next delay drawn once from Scrapy's distribution (`DOWNLOAD_DELAY` x (1 +/- `DOWNLOAD_DELAY_JITTER`)) and carried by the request to its slot, which waits exactly it: ready when it has passed, so no request waits in a slot, and when every queued host waits nothing is handed out until the first is ready (with AutoThrottle, which sets the slots' delays itself: `mean`); `mean`, `DOWNLOAD_DELAY` after its last request (the slot draws again while a request waits); `longest`, at the jitter's longest (1.5 x `DOWNLOAD_DELAY` with Scrapy's default jitter: a host fetched at most once every 1.5 delays). Measured in docs/strategies.md (Under politeness).",
+    choices=("drawn", "mean", "longest"),
 )
 _add(
     "FOCUSCRAWL_DIRECT_UPGRADES",

@@ -25,3 +25,5 @@ RENDER_META = "focuscrawl_render"
 HOST_SLOT_META = "_focuscrawl_host_slot"
 #: hex fingerprint of the frontier entry a request was popped from
 ENTRY_FP_META = "_focuscrawl_fp"
+#: the download delay (seconds) the scheduler drew for the request: its slot waits exactly it
+DELAY_META = "_focuscrawl_delay"

@@ -24,7 +24,13 @@ from focuscrawl.frontier.trust import (
     check_entry,
     meta_rules,
 )
-from focuscrawl.meta import CONDITIONAL_SENT_META, ENTRY_FP_META, HOST_SLOT_META, STATE_META
+from focuscrawl.meta import (
+    CONDITIONAL_SENT_META,
+    DELAY_META,
+    ENTRY_FP_META,
+    HOST_SLOT_META,
+    STATE_META,
+)
 
 __all__ = ["FP_META", "BadEntry", "decode", "encode", "score_of"]
 
@@ -33,7 +39,7 @@ FP_META = ENTRY_FP_META  # hex fingerprint of the frontier entry a request was p
 _TRANSIENT_META = frozenset(
     {
         FP_META, "download_slot", "download_latency", "_slot_key", "download_timeout",
-        CONDITIONAL_SENT_META, HOST_SLOT_META, "_dont_cache", "cached_response",
+        CONDITIONAL_SENT_META, HOST_SLOT_META, DELAY_META, "_dont_cache", "cached_response",
         "cache_timestamp",
     }
 )  # fmt: skip

@@ -15,6 +15,7 @@ acks meanwhile kept here and sent when it is back.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider, signals
 from scrapy.core.scheduler import BaseScheduler
 from scrapy.exceptions import CloseSpider
+from scrapy.utils.asyncio import CallLaterResult, call_later
+from scrapy.utils.reactor import is_reactor_installed
 
 from focuscrawl import defaults
 from focuscrawl.crawlstop import STORAGE_FAULT_EXIT
@@ -31,13 +34,14 @@ from focuscrawl.faults import as_fault
 from focuscrawl.frontier.base import Frontier, FrontierEntry, PushResult, host_of
 from focuscrawl.frontier.factory import build_frontier
 from focuscrawl.frontier.guard import FrontierGuard
+from focuscrawl.frontier.hostdelay import HostDelays
 from focuscrawl.frontier.journal import JobdirBusy
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.redis_health import FrontierUnavailable, RedisPolicyError
 from focuscrawl.frontier.requests import FP_META, BadEntry, decode, encode, score_of
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.traps import TrapCaps
-from focuscrawl.meta import STATE_META
+from focuscrawl.meta import DELAY_META, STATE_META
 from focuscrawl.signals import request_done
 
 if TYPE_CHECKING:
@@ -58,7 +62,9 @@ class FocusScheduler(BaseScheduler):
         max_pages_per_pattern: int = 0,
         max_query_variants: int = 0,
         download_delay: float = 0.0,
-        delay_ready: str = "mean",
+        delay_ready: str = "drawn",
+        delay_jitter: float = 0.5,
+        slot_settings: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.crawler = crawler
         self.traps = TrapCaps(max_query_variants, max_pages_per_pattern)
@@ -78,9 +84,15 @@ class FocusScheduler(BaseScheduler):
         self._guard: FrontierGuard | None = None
         self._waited_for_leases = False  # the wait for leases held elsewhere was logged
         self._delay = download_delay  # DOWNLOAD_DELAY: > 0 pops hosts past their delay first
-        self._handed: dict[str, float] = {}  # host -> when its last request was handed out
+        # when a host is ready for its next request (FOCUSCRAWL_DELAY_READY)
+        self._delays = HostDelays(
+            download_delay, delay_jitter, delay_ready, HANDED_HOSTS_MAX, HANDED_FORGET_SECONDS
+        )
+        self._slot_settings = slot_settings or {}  # DOWNLOAD_SLOTS: a host's own delay
         self._delayed = False  # the last pop skipped a host only for its download delay
-        self._ready_at_longest = delay_ready == "longest"  # FOCUSCRAWL_DELAY_READY
+        self._earliest = math.inf  # when the first of the hosts the last pop skipped is ready
+        self._wake: CallLaterResult | None = None  # asks the engine again at that time
+        self._wake_due = math.inf  # when it is due (monotonic)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> FocusScheduler:
@@ -93,7 +105,11 @@ class FocusScheduler(BaseScheduler):
             max_pages_per_pattern=s.getint("FOCUSCRAWL_MAX_PAGES_PER_PATTERN"),
             max_query_variants=s.getint("FOCUSCRAWL_MAX_QUERY_VARIANTS"),
             download_delay=s.getfloat("DOWNLOAD_DELAY"),
-            delay_ready=defaults.read(s, "FOCUSCRAWL_DELAY_READY"),
+            delay_ready=delay_rule(s),
+            delay_jitter=s.getfloat("DOWNLOAD_DELAY_JITTER", 0.5)
+            if s.getbool("RANDOMIZE_DOWNLOAD_DELAY", True)
+            else 0.0,
+            slot_settings=s.getdict("DOWNLOAD_SLOTS"),
         )
         # acknowledged once its outcome is handled: the spider's output consumed
         # (FrontierAckMiddleware) or a final failure (the errback); a lease (Redis) expires
@@ -102,6 +118,10 @@ class FocusScheduler(BaseScheduler):
         # a redirect or retry of a popped request replaces it: ack the parent as it is
         # scheduled (sent even when offsite filtering then drops the new request)
         crawler.signals.connect(sched._on_done, signals.request_scheduled)
+        if sched._delays.draws:  # a request's slot waits the delay drawn for it here
+            crawler.signals.connect(
+                sched._on_reached_downloader, signals.request_reached_downloader
+            )
         return sched
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -150,6 +170,9 @@ class FocusScheduler(BaseScheduler):
         self.crawler.signals.connect(close_now, signals.spider_opened)
 
     def close(self, reason: str) -> None:
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
         if self.frontier is not None:
             guard = self._guarded
             guard.stop()
@@ -396,7 +419,7 @@ class FocusScheduler(BaseScheduler):
             if entry is None:
                 return None
             self.stats.inc_value("focuscrawl/frontier/dequeued")
-            self._note_handed(host_of(entry.url))
+            wait = self._delays.handed(host_of(entry.url), time.monotonic())
             if isinstance(entry.data, dict) and entry.data.get("live"):
                 request = self._live.pop(entry.fingerprint, None)
                 if request is None:  # a live request from another process (journal or Redis)
@@ -404,11 +427,15 @@ class FocusScheduler(BaseScheduler):
                     self._guarded.call(self.frontier.ack, entry.fingerprint, default=None)
                     continue
                 request.meta[FP_META] = entry.fingerprint.hex()
-                return request
-            try:
-                return decode(entry.url, entry.fingerprint, entry.data, self.spider)
-            except BadEntry as exc:
-                self._bad_entry(entry.url, entry.fingerprint, exc)
+            else:
+                try:
+                    request = decode(entry.url, entry.fingerprint, entry.data, self.spider)
+                except BadEntry as exc:
+                    self._bad_entry(entry.url, entry.fingerprint, exc)
+                    continue
+            if wait is not None:
+                request.meta[DELAY_META] = wait
+            return request
 
     def _bad_entry(self, url: str, fingerprint: bytes, exc: BadEntry) -> None:
         """An entry that breaks a rule of :mod:`.trust` (written by someone else into Redis or
@@ -426,46 +453,104 @@ class FocusScheduler(BaseScheduler):
             )  # fmt: skip
 
     def _pop(self) -> FrontierEntry | None:
-        """The best entry of a host that can be fetched now; when every queued host waits out
-        its download delay, the best of all (it waits in its downloader slot)."""
+        """The best entry of a host that can be fetched now. When every queued host waits out
+        its download delay: nothing, and the engine is asked again when the first is ready
+        (rule ``drawn``); the best of all, which waits in its downloader slot (the others)."""
         guard = self._guarded
         if self._delay <= 0:
             return guard.call(self.frontier.pop, self._busy, default=None)
-        self._delayed = False
+        self._delayed, self._earliest = False, math.inf
         entry = guard.call(self.frontier.pop, self._waiting, default=None)
         if entry is None and self._delayed:
             self.stats.inc_value("focuscrawl/frontier/all_hosts_delayed")
+            if self._delays.draws:
+                self._wake_at(self._earliest)
+                return None
             entry = guard.call(self.frontier.pop, self._busy, default=None)
         return entry
 
-    def _note_handed(self, host: str) -> None:
-        now = time.monotonic()
-        handed = self._handed
-        handed[host] = now
-        if len(handed) > HANDED_HOSTS_MAX:  # bounded: hosts out of every delay are forgotten
-            self._handed = {h: t for h, t in handed.items() if now - t < HANDED_FORGET_SECONDS}
+    def _wake_at(self, when: float) -> None:
+        """Ask the engine for requests again at ``when`` (monotonic), when the first waiting
+        host is ready: without it the engine asks only when a download ends or at its 5 s
+        heartbeat. One call is pending at most (the earliest)."""
+        if not math.isfinite(when) or not is_reactor_installed():  # no crawl running
+            return
+        if self._wake is not None:
+            if self._wake_due <= when:
+                return  # an earlier call is due
+            self._wake.cancel()
+        self._wake_due = when
+        self._wake = call_later(max(0.0, when - time.monotonic()), self._ask_engine)
+
+    def _ask_engine(self) -> None:
+        self._wake = None
+        slot = getattr(self.crawler.engine, "_slot", None)  # Scrapy has no public poke
+        nextcall = getattr(slot, "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
+    def _slot_delay(self, key: str) -> tuple[float, float]:
+        """A download slot's own delay and jitter (``DOWNLOAD_SLOTS``, else the settings')."""
+        own = self._slot_settings.get(key)
+        if not own:
+            return self._delays.delay, self._delays.jitter
+        jitter = own.get("jitter")
+        if jitter is None:
+            jitter = 0.5 * bool(own["randomize_delay"]) if "randomize_delay" in own else None
+        return (
+            float(own.get("delay", self._delays.delay)),
+            self._delays.jitter if jitter is None else float(jitter),
+        )
 
     def _waiting(self, host: str) -> bool:
-        """Busy (:meth:`_busy`), or within ``DOWNLOAD_DELAY`` of its last request: handed out
-        now, a request would hold one of the engine's ``CONCURRENT_REQUESTS`` while it waits in
-        the host's downloader slot, when a request to another host could be downloading. The
-        last hand-out counts as well as the slot's last download: a request is in no slot
-        while the downloader middlewares (robots.txt, the address guard) still hold it."""
+        """Busy (:meth:`_busy`), or not yet past its download delay (:mod:`.hostdelay`):
+        handed out now, a request would hold one of the engine's ``CONCURRENT_REQUESTS`` while
+        it waits in the host's downloader slot, when a request to another host could be
+        downloading. The last hand-out counts as well as the slot's last download: a request
+        is in no slot while the downloader middlewares (robots.txt, the address guard) still
+        hold it."""
         if self._busy(host):
             return True
         engine = self.crawler.engine
         slot = engine.downloader.slots.get(host) if engine is not None else None
-        if slot is None:
-            delay = self._delay
-        elif self._ready_at_longest:
-            delay = slot.delay * (1 + slot.jitter)
-        else:  # the mean of Scrapy's jittered delay (its slot draws again while one waits)
-            delay = slot.delay
-        last = max(self._handed.get(host, 0.0), slot.lastseen if slot is not None else 0.0)
-        if delay > 0 and time.monotonic() < last + delay:
+        if slot is not None and not self._delays.draws:  # its own (AutoThrottle sets it)
+            delay, jitter = slot.delay, slot.jitter
+        else:  # the slot's delay is the last draw: the host's own is in the settings
+            delay, jitter = self._slot_delay(host)
+        ready = self._delays.ready_at(
+            host, slot.lastseen if slot is not None else 0.0, delay, jitter
+        )
+        if time.monotonic() < ready:
             self._delayed = True
+            self._earliest = min(self._earliest, ready)
             return True
         return False
+
+    def _on_reached_downloader(self, request: Request, spider: Spider | None = None) -> None:
+        """The request is in its downloader slot: the slot waits the delay drawn for it when
+        it was handed out (no jitter of its own: the draw is Scrapy's distribution), else the
+        slot's own delay and jitter (robots.txt, a request another component sent)."""
+        engine = self.crawler.engine
+        key = request.meta.get("download_slot")
+        slot = engine.downloader.slots.get(key) if engine is not None and key else None
+        if slot is None:
+            return
+        wait = request.meta.pop(DELAY_META, None)
+        if isinstance(wait, int | float) and wait >= 0:
+            slot.delay, slot.jitter = float(wait), 0.0
+            if slot.latercall is not None:
+                # armed when the host's last request went, for that request's own draw: the
+                # slot would hold this one until then. Cancelled, the slot's next look (right
+                # after this signal) waits this request's draw instead, from the same lastseen
+                slot.latercall.cancel()
+                slot.latercall = None
+            if slot.lastseen and time.monotonic() < slot.lastseen + slot.delay:
+                # handed out before its host was ready (it waits): the frontier's
+                # readiness was wrong, or another request went to the host meanwhile
+                self.stats.inc_value("focuscrawl/frontier/slot_waits")
+        else:
+            slot.delay, slot.jitter = self._slot_delay(key)
+            self.stats.inc_value("focuscrawl/frontier/slot_undrawn")
 
     def _busy(self, host: str) -> bool:
         """A host is skipped while its downloader slot is full, or (cluster) while its shared
@@ -491,3 +576,12 @@ class FocusScheduler(BaseScheduler):
                 self._flush(ack=(bytes.fromhex(fp),))  # the page's links first, then its ack
             elif not self._guarded.stopped:  # after a storage fault: left in flight (resumed)
                 self._guarded.call(self.frontier.ack, bytes.fromhex(fp), default=None)
+
+
+def delay_rule(settings: Any) -> str:
+    """``FOCUSCRAWL_DELAY_READY``; with AutoThrottle, which sets each slot's delay itself, a
+    drawn delay would undo it: ``mean`` then."""
+    rule = defaults.read(settings, "FOCUSCRAWL_DELAY_READY")
+    if rule == "drawn" and settings.getbool("AUTOTHROTTLE_ENABLED"):
+        return "mean"
+    return rule
