@@ -170,8 +170,14 @@ class LinkScorer:
         p = self.p
         block_rel: dict[int, float] = {}
         if self.blocks:
+            # only the blocks that hold links: a block's score is read for its links alone
+            # (a page's long text blocks without links cost their tokenising for nothing)
+            linked = {link.block_id for link in page.links}
             for block in page.blocks:
-                block_rel[block.id] = self.score_text(block.text) if block.kind != "noise" else 0.0
+                if block.id in linked:
+                    block_rel[block.id] = (
+                        self.score_text(block.text) if block.kind != "noise" else 0.0
+                    )
         inherited_page = p.delta * (
             self.page_score(parent.relevance) if parent.relevant else parent.inherited
         )
