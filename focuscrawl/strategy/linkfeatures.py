@@ -274,6 +274,36 @@ def block_signatures(page: Page) -> dict[int, str]:
     return out
 
 
+class PageSignatures:
+    """``block_signatures(page).get(block_id) or signature(None, 0)``, each block's signature
+    made when first asked for (a page's followed links sit in a few of its ~60 blocks)."""
+
+    __slots__ = ("_blocks", "_n", "_index", "_got")
+
+    def __init__(self, page: Page) -> None:
+        blocks = page.blocks
+        self._blocks = blocks
+        self._n = len(blocks) or 1
+        # a partitioned page numbers its blocks in order (id = index): no map needed
+        in_order = all(block.id == i for i, block in enumerate(blocks))
+        self._index = None if in_order else {block.id: i for i, block in enumerate(blocks)}
+        self._got: dict[int, str] = {}
+
+    def get(self, block_id: int) -> str:
+        got = self._got.get(block_id)
+        if got is None:
+            if self._index is None:
+                i = block_id if 0 <= block_id < len(self._blocks) else None
+            else:
+                i = self._index.get(block_id)
+            if i is None:
+                got = signature(None, 0)
+            else:
+                got = signature(self._blocks[i], POSITIONS * i // self._n)
+            self._got[block_id] = got
+        return got
+
+
 def signature(block: Block | None, position: int) -> str:
     if block is None:
         return f"none|{position}"

@@ -41,6 +41,12 @@ import numpy as np
 
 from focuscrawl.strategy.linkfeatures import N_NUMERIC, NUMERIC
 
+try:  # the ufuncs np.clip and ndarray.sum end in, without their Python wrappers (same values)
+    from numpy._core.umath import clip as _clip
+except ImportError:  # numpy < 2
+    from numpy.core.umath import clip as _clip
+_sum = np.add.reduce
+
 GATE_FACTORS = (0.0, 0.5, 1.0, 2.0)  # the model's weight × one of these (the gate)
 GATE_MIN = 10  # outcomes of each class in the gate's window before it moves
 EPOCH_STEP = 64.0  # above any score within an epoch (scores are clipped below it)
@@ -51,7 +57,6 @@ _SHARK = _STATIC.index("shark")
 _STATIC_COLS = [_COL[name] for name in _STATIC]
 _INLINK_COLS = [_COL["irr_in"], _COL["rel_in"]]  # the columns of inlinks[:, 0] and [:, 1]
 _YIELD_COLS = [_COL[name] for name in ("block_yield", "arm_yield", "host_yield")]
-_KINDS = np.arange(3)[:, None]
 # the same columns as slices (``_numbers``): the static ones but the last, noise, the in-links
 # (relevant, irrelevant: ``inlinks`` reversed) and the yields
 _STATIC_HEAD = slice(0, len(_STATIC) - 1)
@@ -116,6 +121,9 @@ class LinkJudge:
         # judged pages and relevant ones, per slot: block on its page, (host, signature), host
         self.stats_n = np.zeros((3, arms), dtype=np.float32)
         self.stats_rel = np.zeros((3, arms), dtype=np.float32)
+        self._flat_n = self.stats_n.reshape(-1)  # views
+        self._flat_rel = self.stats_rel.reshape(-1)
+        self._kind_offsets = np.arange(3, dtype=np.intp) * arms
         self.judged = [0, 0]  # irrelevant, relevant
         # the candidate table: one row per queued link (its first in-link's features)
         self.ids = np.zeros((capacity, max_ids), dtype=np.int32)
@@ -271,10 +279,11 @@ class LinkJudge:
         x[:, _INLINKS] = np.log1p(inlinks[:, ::-1])
         prior, a = self.prior, self.smoothing
         # the yields of the three slots at once: block on its page, (host, signature), host
-        cols = slots.T
-        n = self.stats_n[_KINDS, cols]
-        rel = self.stats_rel[_KINDS, cols]
-        x[:, _YIELDS] = ((rel + a * prior) / (n + a) - prior).T
+        # (gathered from the flat counts: slot k of kind j is at j × arms + k)
+        flat = slots + self._kind_offsets
+        n = self._flat_n.take(flat)
+        rel = self._flat_rel.take(flat)
+        x[:, _YIELDS] = (rel + a * prior) / (n + a) - prior
         return x
 
     def prob(self, rows: np.ndarray) -> np.ndarray:
@@ -282,8 +291,8 @@ class LinkJudge:
 
     def _prob(self, rows: np.ndarray, static: np.ndarray, slots: np.ndarray) -> np.ndarray:
         x = self._numbers(static, self.inlinks[rows], slots)
-        z = self.w[self.ids[rows]].sum(axis=1) + x @ self.wn
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
+        z = _sum(self.w[self.ids[rows]], axis=1) + x @ self.wn
+        return _sigmoid(z)
 
     def bonus(self, rows: np.ndarray) -> np.ndarray:
         """The UCB exploration bonus of each row's (host, block signature) arm."""
@@ -312,7 +321,7 @@ class LinkJudge:
             s += self._bonus(slots[:, 1])
         if self.ready:
             s += self.effective_weight * self._prob(rows, static, slots)
-        s = np.clip(s, 0.0, EPOCH_STEP - 1.0)
+        s = _clip(s, 0.0, EPOCH_STEP - 1.0)
         self.last[rows] = s
         return s
 
@@ -324,9 +333,10 @@ class LinkJudge:
         y = 1.0 if relevant else 0.0
         row = self._row.get(url)
         if row is not None:
-            x = self._numeric(np.array([row]))[0]
+            one = slice(row, row + 1)
+            x = self._numbers(self.static[one], self.inlinks[one], self.slots[one])[0]
             if self.gate and self.ready:
-                z = float(self.w[self.ids[row]].sum() + x @ self.wn)
+                z = float(_sum(self.w[self.ids[row]]) + x @ self.wn)
                 k = self._pqn % len(self._pq)
                 self._pq[k] = (
                     self.static[row, _SHARK],
@@ -416,9 +426,16 @@ class LinkJudge:
             np.array([g[2] for g in got], dtype=np.int32),
         )
         width = self.max_ids if self.hashed else 0
-        padded = [[*g[0][:width], *[0] * (self.max_ids - min(len(g[0]), width))] for g in got]
+        padding = [0] * self.max_ids
+        flat: list[int] = []
+        for g in got:  # each row its first ``width`` ids, padded with 0 to ``max_ids``
+            ids = g[0][:width]
+            flat += ids
+            flat += padding[len(ids) :]
         self._store_many(
-            np.array(padded, dtype=np.int32), x, np.array([g[5] for g in got], dtype=float)
+            np.array(flat, dtype=np.int32).reshape(len(got), self.max_ids),
+            x,
+            np.array([g[5] for g in got], dtype=float),
         )
 
     def _step(
@@ -433,9 +450,10 @@ class LinkJudge:
         used, inverse = uniq if uniq is not None else self._unique(ids)
         # each weight read once: the rows' sums gather the same weights from the distinct ones
         w = self.w[used]
-        z = w[inverse].reshape(ids.shape).sum(axis=1) + x @ self.wn
-        g = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))) - y
-        gu = np.bincount(inverse, weights=np.repeat(g, ids.shape[1]), minlength=len(used))
+        z = _sum(w[inverse].reshape(ids.shape), axis=1) + x @ self.wn
+        g = _sigmoid(z)
+        g -= y
+        gu = np.bincount(inverse, weights=g.repeat(ids.shape[1]), minlength=len(used))
         if used[0] == 0:  # the padding id learns nothing
             used, gu, w = used[1:], gu[1:], w[1:]
         # each square sum read once and written once (``used`` is distinct and of the index
@@ -454,12 +472,13 @@ class LinkJudge:
         the distinct ids sorted (as ``np.intp``, the type an index is taken in) and where each
         id is among them."""
         flat = ids.ravel()
-        order = np.sort(flat)
+        order = flat.copy()
+        order.sort()
         keep = np.empty(len(order), dtype=bool)
         keep[:1] = True
         np.not_equal(order[1:], order[:-1], out=keep[1:])
         used = order[keep].astype(np.intp)
-        return used, np.searchsorted(used, flat)
+        return used, used.searchsorted(flat)
 
     def refit(self, batch: int | None = None) -> None:
         """``passes`` passes of minibatch steps over the stored examples (in buffer order)."""
@@ -506,14 +525,23 @@ class LinkJudge:
             return
         scores = self.score(rows)
         k = min(self.rescore_top, len(rows))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
+        top = (-scores).argpartition(k - 1)[:k]
+        top = top[(-scores[top]).argsort(kind="stable")]
         self.cut = float(scores[top[-1]]) if k == self.rescore_top else -np.inf
         for i in top.tolist():
             row = int(rows[i])
             url = self._url[row]
             if url is not None:
                 yield url, float(scores[i]), self.child_of(row)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-clip(z, -30, 30)))``, in place of the temporaries (the same values)."""
+    t = _clip(z, -30.0, 30.0)
+    np.negative(t, out=t)
+    np.exp(t, out=t)
+    t += 1.0
+    return np.divide(1.0, t, out=t)
 
 
 def auc(scores: np.ndarray, y: np.ndarray) -> float:
