@@ -436,8 +436,7 @@ def test_page_signatures_are_the_block_signatures_made_when_asked() -> None:
     blocks = [
         Block(i, kind, "text", 1.0, tag, noise_cue=cue)
         for i, (kind, tag, cue) in enumerate(
-            [("text", "p", ""), ("nav", "nav", "nav"), ("list", "ul", ""), ("text", "div", "")]
-            * 3
+            [("text", "p", ""), ("nav", "nav", "nav"), ("list", "ul", ""), ("text", "div", "")] * 3
         )
     ]
     renumbered = [Block(b.id * 10 + 3, b.kind, b.text, b.weight, b.tag) for b in blocks]
