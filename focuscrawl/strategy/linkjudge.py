@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from focuscrawl.strategy.compiled import kernels
 from focuscrawl.strategy.linkfeatures import N_NUMERIC, NUMERIC
 
 try:  # the ufuncs np.clip and ndarray.sum end in, without their Python wrappers (same values)
@@ -90,10 +91,14 @@ class LinkJudge:
         confidence: float = 0.0,
         gate: bool = False,
         gate_window: int = 500,
+        compiled: bool | None = None,
     ) -> None:
         """``weight``: the model's probability is added to the link's Shark-Search score × this;
         ``rate``: AdaGrad's step; ``explore``: the UCB constant ``c``; ``smoothing``: the yields'
-        prior strength in pages (towards the crawl's share of relevant pages)."""
+        prior strength in pages (towards the crawl's share of relevant pages); ``compiled``:
+        the row sums and AdaGrad updates compiled (``_cjudge``; None: when built, False: their
+        NumPy twins, the same values)."""
+        self._k = kernels(compiled)
         self.weight = weight
         # the model's weight grows with the pages judged: weight × n / (n + confidence)
         self.confidence = confidence
@@ -150,6 +155,7 @@ class LinkJudge:
         self._rids = np.zeros((replay, max_ids), dtype=np.int32)
         self._rx = np.zeros((replay, N_NUMERIC))
         self._ry = np.zeros(replay)
+        self._arange = np.arange(max(replay, 1), dtype=np.intp)  # the rows of a batch
         self._rn = 0  # examples stored so far (the buffer is a ring)
         # judged URLs (label, in-links from irrelevant and relevant pages), the oldest
         # forgotten past ``capacity``: links found later to them are examples too
@@ -291,7 +297,9 @@ class LinkJudge:
 
     def _prob(self, rows: np.ndarray, static: np.ndarray, slots: np.ndarray) -> np.ndarray:
         x = self._numbers(static, self.inlinks[rows], slots)
-        z = _sum(self.w[self.ids[rows]], axis=1) + x @ self.wn
+        z = np.empty(len(rows))
+        self._k.row_sums(self.w, self.ids, rows, z)  # the hashed features' sums
+        z += x @ self.wn
         return _sigmoid(z)
 
     def bonus(self, rows: np.ndarray) -> np.ndarray:
@@ -448,20 +456,13 @@ class LinkJudge:
         """One AdaGrad step of the logistic loss (with L2) on a batch of examples (``uniq``:
         the batch's distinct ids and inverse, when known)."""
         used, inverse = uniq if uniq is not None else self._unique(ids)
-        # each weight read once: the rows' sums gather the same weights from the distinct ones
-        w = self.w[used]
-        z = _sum(w[inverse].reshape(ids.shape), axis=1) + x @ self.wn
+        z = np.empty(len(ids))
+        self._k.row_sums(self.w, ids, self._arange[: len(ids)], z)
+        z += x @ self.wn
         g = _sigmoid(z)
         g -= y
-        gu = np.bincount(inverse, weights=g.repeat(ids.shape[1]), minlength=len(used))
-        if used[0] == 0:  # the padding id learns nothing
-            used, gu, w = used[1:], gu[1:], w[1:]
-        # each square sum read once and written once (``used`` is distinct and of the index
-        # type: the same arithmetic as ``w[used] -= ...``, a third of the gathers)
-        gu += self.l2 * w
-        g2 = self._g2[used] + gu * gu
-        self._g2[used] = g2
-        self.w[used] = w - self.rate * gu / np.sqrt(g2)
+        # the distinct ids' gradients, square sums and weights (the padding id 0 learns nothing)
+        self._k.adagrad_update(self.w, self._g2, used, inverse, g, ids.shape[1], self.l2, self.rate)
         gn = g @ x + self.l2 * self.wn
         self._gn2 += gn * gn
         self.wn -= self.rate * gn / np.sqrt(self._gn2)
