@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.strategy import judgekernels
@@ -80,3 +85,89 @@ def test_a_compiled_and_a_numpy_judge_learn_the_same_weights() -> None:
     assert a._g2.tobytes() == b._g2.tobytes()
     assert a.last.tobytes() == b.last.tobytes()
     assert np.count_nonzero(a.w) > 1000 and a._uniq  # it learnt, and refitted
+
+
+_CONTEXT_PIECES = [
+    *["The", "the", "Eagle,", "eagle", "(eagles)", "1066", "x", "ab", "I", "", " ", "\n", "\t"],
+    *["\u00a0", "\u2003", "\x1c", "\u2019s", "\u201cQuote\u201d", "caf\u00c9", "\u0130stanbul"],
+    *["\u00df", "\u4e2d\u6587", "--", "'", "9a", "\u00e9t\u00e9", "\U0001f600", "\u2014dash\u2014"],
+    *["A.B.", "of", "was", "\u212aelvin", "\u03a3\u039f\u03a3", "ZZ", "Zz", "@x", "[y]"],
+]
+_context_text = st.lists(
+    st.one_of(st.sampled_from(_CONTEXT_PIECES), st.text(max_size=6)), max_size=60
+).map(" ".join)
+
+
+def _context_args(limit: int, max_cache: int = 1000) -> tuple[Any, ...]:
+    from focuscrawl.strategy.linkfeatures import _SALT
+    from focuscrawl.text import STOPWORDS, WORD_EDGES
+
+    return (WORD_EDGES, STOPWORDS, _SALT["c"], (1 << 18) - 1, limit, max_cache)
+
+
+def _python_ids(texts: list[str], limit: int, max_cache: int = 1000) -> list[list[int]]:
+    from focuscrawl.strategy.linkfeatures import context_word_ids_python
+
+    memo: dict[str, int] = {}
+    raw: dict[str, tuple[str, int]] = {}
+    args = _context_args(limit, max_cache)
+    return [context_word_ids_python(t, memo, *args, raw_ids=raw) for t in texts]
+
+
+def _compiled_ids(texts: list[str], limit: int, max_cache: int = 1000) -> list[list[int]]:
+    table = cjudge().ContextIds(*_context_args(limit, max_cache))  # type: ignore[union-attr]
+    return [table.ids(t) for t in texts]
+
+
+@needs_compiled
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_context_text, min_size=1, max_size=4), st.integers(0, 14), st.integers(1, 40))
+def test_compiled_context_ids_are_the_python_ones(
+    texts: list[str], limit: int, max_cache: int
+) -> None:
+    # one table for several contexts (words seen before), emptied past a small max_cache
+    assert _compiled_ids(texts, limit, max_cache) == _python_ids(texts, limit, max_cache)
+
+
+@needs_compiled
+def test_compiled_context_ids_on_hand_made_contexts() -> None:
+    from focuscrawl.strategy.linkfeatures import first_distinct_tokens
+
+    context = "The Bald Eagle, an eagle of North America; the eagle (eagles) nests by rivers, " * 3
+    (ids,) = _compiled_ids([context], 12)
+    assert [ids] == _python_ids([context], 12)
+    assert len(ids) == len(first_distinct_tokens(context, 12)) == 7
+    assert _compiled_ids(["a an the 1066 x \u2014 -- of"], 12) == [[]]
+    unicode_spaces, plain = _compiled_ids(
+        ["\u00a0caf\u00e9\u2003na\u00efve\x1cwide", "café naïve wide"], 12
+    )
+    assert unicode_spaces == plain and len(plain) == 3  # str.split's white space
+    # the same word in upper and lower case, ASCII and not: one id, as lower() makes it
+    assert _compiled_ids(["EAGLE eagle Eagle", "\u0130STANBUL \u0130stanbul"], 12) == _python_ids(
+        ["EAGLE eagle Eagle", "\u0130STANBUL \u0130stanbul"], 12
+    )
+    many = " ".join(f"word{i} w{i}x" for i in range(5000))  # the table grows, then is emptied
+    table = cjudge().ContextIds(*_context_args(50, 3000))  # type: ignore[union-attr]
+    assert [table.ids(many), table.ids(many)] == _python_ids([many, many], 50, 3000)
+    assert len(table) <= 3000 + 5000 * 2
+
+
+@needs_compiled
+@pytest.mark.corpus
+def test_compiled_context_ids_on_the_corpus_links(corpora: Path) -> None:
+    """Every link context of 25 pages of each extraction corpus (real sites' pages, as the
+    partition gives them), compiled and pure Python."""
+    from itertools import islice
+
+    from focuseval import extraction as ev
+
+    from focuscrawl.blocks.partition import partition
+
+    contexts = [
+        link.context
+        for corpus in sorted(ev.CORPORA)
+        for case in islice(ev.CORPORA[corpus](corpora), 25)
+        for link in partition(case.html, case.url).links
+    ]
+    assert sum(bool(c) for c in contexts) > 200
+    assert _compiled_ids(contexts, 12) == _python_ids(contexts, 12)

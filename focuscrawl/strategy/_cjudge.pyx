@@ -8,15 +8,37 @@ checks both on the same arrays):
   the rest one by one), without the two gathered temporaries;
 * :func:`adagrad_update` — the update of one AdaGrad step on the distinct ids of a batch: the
   gradient of each id (``np.bincount`` of the examples' gradients, in the same order), the L2
-  term, the square sums and the weights, each read once and written once.
+  term, the square sums and the weights, each read once and written once;
+* :class:`ContextIds` — ``linkfeatures.context_word_ids_python``: the ids of a link context's
+  first distinct words, found on the string itself and looked up by their characters in a table
+  of their own (no string made for a word seen before, no lower-cased copy of an ASCII text).
 
-No Python arithmetic, no NumPy call: plain IEEE double operations in the order the NumPy code
-performs them (setup.py compiles it without contracting a multiply and an add into one).
-Imports nothing of the package: :mod:`focuscrawl.strategy.compiled` loads it (ABI checked).
+No Python arithmetic in the array steps, no NumPy call: plain IEEE double operations in the
+order the NumPy code performs them (setup.py compiles it without contracting a multiply and an
+add into one). Imports nothing of the package: :mod:`focuscrawl.strategy.compiled` loads it
+(ABI checked).
 """
 
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.unicode cimport Py_UNICODE_ISALPHA, Py_UNICODE_ISSPACE
 from libc.math cimport sqrt
-from libc.stdlib cimport calloc, free
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free, malloc
+
+from zlib import crc32 as _crc32
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    Py_UCS4 PyUnicode_READ(int kind, const void* data, Py_ssize_t index) noexcept nogil
+    bint PyUnicode_IS_ASCII(object)
+    Py_ssize_t PyUnicode_GET_LENGTH(object)
+    object PyUnicode_Substring(object s, Py_ssize_t start, Py_ssize_t end)
+    Py_ssize_t PyUnicode_FindChar(object s, Py_UCS4 ch, Py_ssize_t start, Py_ssize_t end,
+                                  int direction) except -2
+    object PyUnicode_FromKindAndData(int kind, const void* buffer, Py_ssize_t size)
+    int PyUnicode_1BYTE_KIND
 
 cdef extern from *:
     """
@@ -141,3 +163,258 @@ def adagrad_update(double[::1] w, double[::1] g2, const idx_t[::1] used,
             w[used[j]] = wj - rate * gu / sqrt(s)
     finally:
         free(acc)
+
+
+# -- link contexts -------------------------------------------------------------------------
+
+cdef struct Entry:
+    uint64_t hash
+    PyObject* word  # NULL: an empty slot (the table owns a reference to each word)
+    Py_ssize_t id  # the word's id; -1: a stop word
+
+
+cdef inline uint64_t _mix(uint64_t h, Py_UCS4 c) noexcept nogil:
+    return (h ^ <uint64_t>c) * <uint64_t>0x100000001b3
+
+
+cdef class ContextIds:
+    """``context_word_ids_python(context, {}, edges, stop, salt, mask, limit, max_cache)`` of
+    each context given to :meth:`ids`: the ids of the first ``limit`` (at least one) distinct words of
+    ``context.lower().split()``, each token stripped of ``edges`` and kept when it has two
+    characters or more, starts with a letter and is not in ``stop``; a word's id is
+    ``((crc32(word) ^ salt) * 2654435761 >> 7) & mask or 1``. The words seen (and the stop
+    words) are kept in an open-addressing table keyed by a hash of their characters, verified
+    character by character; it is emptied when it holds ``max_cache`` words (the ids do not
+    change: they are a function of the word)."""
+
+    cdef Entry* table
+    cdef Py_ssize_t size  # slots, a power of two
+    cdef Py_ssize_t count  # words held (stop words included)
+    cdef Py_ssize_t max_cache, limit
+    cdef str edges
+    cdef uint64_t edge_bits[2]
+    cdef object stop, salt, mask
+    cdef PyObject** seen  # the words kept from the current context (``limit`` of them)
+
+    def __cinit__(self, str edges, stop, salt, mask, Py_ssize_t limit, Py_ssize_t max_cache):
+        cdef Py_ssize_t k
+        cdef unsigned int code
+        self.edges = edges
+        self.stop = frozenset(stop)
+        self.salt = salt
+        self.mask = mask
+        self.limit = limit
+        self.max_cache = max(max_cache, 1)
+        self.edge_bits[0] = 0
+        self.edge_bits[1] = 0
+        for k in range(len(edges)):
+            code = <unsigned int>(<Py_UCS4>edges[k])
+            if code < 128:
+                self.edge_bits[code >> 6] |= (<uint64_t>1) << (code & 63)
+        self.seen = <PyObject**>malloc((limit if limit > 0 else 1) * sizeof(PyObject*))
+        if self.seen == NULL:
+            raise MemoryError()
+        self.size = 0
+        self.table = NULL
+        self._reset()
+
+    def __dealloc__(self):
+        self._release()
+        free(self.seen)
+
+    cdef void _release(self) noexcept:
+        cdef Py_ssize_t i
+        if self.table != NULL:
+            for i in range(self.size):
+                Py_XDECREF(self.table[i].word)
+            free(self.table)
+            self.table = NULL
+        self.count = 0
+
+    cdef int _reset(self) except -1:
+        """An empty table holding only the stop words."""
+        cdef str word
+        self._release()
+        self.size = 1024
+        while self.size < 4 * len(self.stop):
+            self.size *= 2
+        self.table = <Entry*>calloc(self.size, sizeof(Entry))
+        if self.table == NULL:
+            raise MemoryError()
+        for word in self.stop:
+            if self._find_str(word) == NULL:
+                self._insert(self._hash_str(word), word, -1)
+        return 0
+
+    cdef inline bint _is_edge(self, Py_UCS4 c) except -1:
+        cdef unsigned int code = <unsigned int>c
+        if code < 128:
+            return (self.edge_bits[code >> 6] >> (code & 63)) & 1
+        return PyUnicode_FindChar(self.edges, c, 0, len(self.edges), 1) >= 0
+
+    cdef uint64_t _hash_str(self, str word):
+        cdef Py_ssize_t i
+        cdef uint64_t h = <uint64_t>0xcbf29ce484222325
+        for i in range(len(word)):
+            h = _mix(h, <Py_UCS4>word[i])
+        return h
+
+    cdef Entry* _find_str(self, str word):
+        cdef uint64_t h = self._hash_str(word)
+        cdef Py_ssize_t i = <Py_ssize_t>(h & <uint64_t>(self.size - 1))
+        while self.table[i].word != NULL:
+            if self.table[i].hash == h and <str>self.table[i].word == word:
+                return &self.table[i]
+            i = (i + 1) & (self.size - 1)
+        return NULL
+
+    cdef Entry* _insert(self, uint64_t h, str word, Py_ssize_t id) except NULL:
+        cdef Py_ssize_t i
+        if 2 * (self.count + 1) > self.size:
+            self._grow()
+        i = <Py_ssize_t>(h & <uint64_t>(self.size - 1))
+        while self.table[i].word != NULL:
+            i = (i + 1) & (self.size - 1)
+        Py_INCREF(word)
+        self.table[i].hash = h
+        self.table[i].word = <PyObject*>word
+        self.table[i].id = id
+        self.count += 1
+        return &self.table[i]
+
+    cdef int _grow(self) except -1:
+        cdef Entry* old = self.table
+        cdef Py_ssize_t old_size = self.size, i, j
+        cdef Entry* table = <Entry*>calloc(2 * old_size, sizeof(Entry))
+        if table == NULL:
+            raise MemoryError()
+        self.table = table
+        self.size = 2 * old_size
+        for i in range(old_size):
+            if old[i].word != NULL:
+                j = <Py_ssize_t>(old[i].hash & <uint64_t>(self.size - 1))
+                while table[j].word != NULL:
+                    j = (j + 1) & (self.size - 1)
+                table[j] = old[i]  # (the reference moves with it)
+        free(old)
+        return 0
+
+    def __len__(self):
+        """Words held, the stop words included."""
+        return self.count
+
+    def ids(self, str context):
+        """The ids of the first ``limit`` distinct words of ``context`` (see the class)."""
+        cdef str low
+        cdef int kind
+        cdef const void* data
+        cdef const unsigned char* ascii = NULL
+        cdef unsigned char* lowered = NULL
+        cdef Py_ssize_t n, i, start, end, k, nseen = 0, length
+        cdef Py_UCS4 c
+        cdef uint64_t h
+        cdef Entry* e
+        cdef Py_ssize_t slot
+        cdef PyObject* w
+        cdef str word
+        cdef list out = []
+        cdef bint found
+        if self.count >= self.max_cache:
+            self._reset()
+        if PyUnicode_IS_ASCII(context):
+            # lower-cased on the fly (an ASCII text's lower() changes A-Z only)
+            low = context
+            ascii = <const unsigned char*>PyUnicode_DATA(context)
+        else:
+            low = context.lower()
+        kind = PyUnicode_KIND(low)
+        data = PyUnicode_DATA(low)
+        n = PyUnicode_GET_LENGTH(low)
+        i = 0
+        try:
+            while i < n:
+                while i < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+                    i += 1
+                start = i
+                while i < n and not Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+                    i += 1
+                end = i
+                while start < end and self._is_edge(self._char(ascii, kind, data, start)):
+                    start += 1
+                while end > start and self._is_edge(self._char(ascii, kind, data, end - 1)):
+                    end -= 1
+                length = end - start
+                if length < 2 or not Py_UNICODE_ISALPHA(self._char(ascii, kind, data, start)):
+                    continue
+                h = <uint64_t>0xcbf29ce484222325
+                for k in range(start, end):
+                    h = _mix(h, self._char(ascii, kind, data, k))
+                # the word's entry: its hash and its characters
+                slot = <Py_ssize_t>(h & <uint64_t>(self.size - 1))
+                e = NULL
+                while self.table[slot].word != NULL:
+                    if self.table[slot].hash == h and self._same(
+                        self.table[slot].word, ascii, kind, data, start, length
+                    ):
+                        e = &self.table[slot]
+                        break
+                    slot = (slot + 1) & (self.size - 1)
+                if e == NULL:  # a new word: its string, its id
+                    if ascii != NULL:
+                        if lowered == NULL:
+                            lowered = <unsigned char*>malloc(n)
+                            if lowered == NULL:
+                                raise MemoryError()
+                        for k in range(length):
+                            lowered[k] = <unsigned char>self._char(ascii, kind, data, start + k)
+                        word = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, lowered, length)
+                    else:
+                        word = PyUnicode_Substring(low, start, end)
+                    if word in self.stop:  # (a stop word is in the table: not reached)
+                        e = self._insert(h, word, -1)
+                    else:
+                        e = self._insert(
+                            h, word, ((_crc32(word.encode()) ^ self.salt) * 2654435761 >> 7)
+                            & self.mask or 1
+                        )
+                if e.id < 0:
+                    continue  # a stop word
+                w = e.word
+                found = False
+                for k in range(nseen):
+                    if self.seen[k] == w:
+                        found = True
+                        break
+                if found:
+                    continue
+                self.seen[nseen] = w
+                nseen += 1
+                out.append(e.id)
+                if nseen >= self.limit:
+                    break
+        finally:
+            free(lowered)
+        return out
+
+    cdef inline Py_UCS4 _char(self, const unsigned char* ascii, int kind, const void* data,
+                              Py_ssize_t i) noexcept:
+        cdef unsigned char b
+        if ascii != NULL:
+            b = ascii[i]
+            return b + 32 if 65 <= b <= 90 else b
+        return PyUnicode_READ(kind, data, i)
+
+    cdef inline bint _same(self, PyObject* stored, const unsigned char* ascii, int kind,
+                           const void* data, Py_ssize_t start, Py_ssize_t length) noexcept:
+        cdef str word = <str>stored
+        cdef int wkind
+        cdef const void* wdata
+        cdef Py_ssize_t k
+        if PyUnicode_GET_LENGTH(word) != length:
+            return False
+        wkind = PyUnicode_KIND(word)
+        wdata = PyUnicode_DATA(word)
+        for k in range(length):
+            if PyUnicode_READ(wkind, wdata, k) != self._char(ascii, kind, data, start + k):
+                return False
+        return True

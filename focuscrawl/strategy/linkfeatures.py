@@ -21,8 +21,8 @@ from collections.abc import Callable
 from functools import partial
 from urllib.parse import urlsplit
 
-from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.model import Block, Link, Page
+from focuscrawl.strategy.compiled import cjudge
 from focuscrawl.strategy.linklearner import path_words
 from focuscrawl.strategy.linkshape import anchor_shape
 from focuscrawl.text import STOPWORDS, WORD_EDGES, fast_tokens
@@ -63,8 +63,8 @@ class LinkFeaturizer:
         compiled: bool | None = None,
     ) -> None:
         """``shape``: the anchor's shape (:func:`~.linkshape.anchor_shape`) as features too;
-        ``compiled``: the link contexts' loop compiled (``_cwalk.context_word_ids``; None: when
-        it is built, False: the pure-Python twin, the same ids)."""
+        ``compiled``: the link contexts' loop compiled (``_cjudge.ContextIds``; None: when it is
+        built, False: the pure-Python twin :func:`context_word_ids_python`, the same ids)."""
         self.bits = bits
         self.shape = shape
         self.mask = (1 << bits) - 1
@@ -82,13 +82,14 @@ class LinkFeaturizer:
         self._raw_cid: dict[str, tuple[str, int]] = {}  # raw context token → (word, id)
         # a link context's word ids: site chrome repeats its links' contexts on every page
         self._context_cache: dict[str, tuple[int, ...]] = {}
-        fast = cwalk() if compiled is not False else None
+        fast = cjudge() if compiled is not False else None
         if compiled and fast is None:
-            raise RuntimeError("focuscrawl.blocks._cwalk is not built (pip install -e .)")
-        self._context_impl: Callable[..., list[int]] = (
-            fast.context_word_ids
+            raise RuntimeError("focuscrawl.strategy._cjudge is not built (pip install -e .)")
+        args = (WORD_EDGES, STOPWORDS, _SALT["c"], self.mask, MAX_CONTEXT_WORDS, max_cache)
+        self._context_word_ids: Callable[[str], list[int]] = (
+            fast.ContextIds(*args).ids
             if fast is not None
-            else partial(context_word_ids_python, raw_ids=self._raw_cid)
+            else partial(_context_word_ids, self._cid, *args, self._raw_cid)
         )
 
     def _h(self, word: str) -> int:
@@ -192,17 +193,22 @@ class LinkFeaturizer:
             got = cache[context] = tuple(self._context_word_ids(context))
         return got
 
-    def _context_word_ids(self, context: str) -> list[int]:
-        return self._context_impl(
-            context,
-            self._cid,
-            WORD_EDGES,
-            STOPWORDS,
-            _SALT["c"],
-            self.mask,
-            MAX_CONTEXT_WORDS,
-            self.max_cache,
-        )
+
+def _context_word_ids(
+    word_ids: dict[str, int],
+    edges: str,
+    stop: frozenset[str],
+    salt: int,
+    mask: int,
+    limit: int,
+    max_cache: int,
+    raw_ids: dict[str, tuple[str, int]],
+    context: str,
+) -> list[int]:
+    """:func:`context_word_ids_python` with the context last (a featuriser's partial)."""
+    return context_word_ids_python(
+        context, word_ids, edges, stop, salt, mask, limit, max_cache, raw_ids
+    )
 
 
 def context_word_ids_python(
@@ -219,8 +225,9 @@ def context_word_ids_python(
     """The ids of the first ``limit`` distinct words of a link context (the words of
     ``first_distinct_tokens(context, limit)``, each hashed as a context word), a word's id
     memoised in ``word_ids`` and a raw token's word and id in ``raw_ids`` (each cleared past
-    ``max_cache``; most raw tokens recur across a crawl). ``_cwalk.context_word_ids`` gives
-    the same ids, compiled (it finds the words on the string, no raw-token memo)."""
+    ``max_cache``; most raw tokens recur across a crawl). ``_cjudge.ContextIds`` gives the
+    same ids, compiled (it finds the words on the string and looks them up by their
+    characters: no raw-token memo, no string for a word seen before)."""
     if raw_ids is None:
         raw_ids = {}
     if len(raw_ids) >= max_cache:
