@@ -171,3 +171,33 @@ def test_compiled_context_ids_on_the_corpus_links(corpora: Path) -> None:
     ]
     assert sum(bool(c) for c in contexts) > 200
     assert _compiled_ids(contexts, 12) == _python_ids(contexts, 12)
+
+
+@needs_compiled
+def test_the_compiled_numbers_are_numpys() -> None:
+    rng = np.random.default_rng(11)
+    arms = 8
+    for m in (1, 2, 40):
+        static = rng.uniform(0.0, 3.0, (m, 6)).astype(np.float32)
+        slots = rng.integers(0, arms, (m, 3)).astype(np.int32)
+        flat_n = rng.integers(0, 30, 3 * arms).astype(np.float32)
+        flat_rel = np.minimum(flat_n, rng.integers(0, 30, 3 * arms)).astype(np.float32)
+        args = (static, slots, flat_n, flat_rel, arms, 0.37, 2.0)
+        want, got = np.full((m, 11), 7.0), np.full((m, 11), 7.0)
+        judgekernels.numbers(*args, want)
+        cjudge().numbers(*args, got)  # type: ignore[union-attr]
+        assert got.tobytes() == want.tobytes()
+        assert (want[:, 5:7] == 7.0).all()  # the in-links' columns are the caller's
+        assert (want[:, 7:10] >= -0.37).all() and (want[:, :5] == static[:, :5]).all()
+
+
+def test_a_compiled_and_a_numpy_judge_score_alike_with_one_row_and_many_in_links() -> None:
+    judges = [LinkJudge(compiled=None, min_examples=1), LinkJudge(compiled=False, min_examples=1)]
+    for judge in judges:
+        slots = (judge.slot("p"), judge.slot("h", "b"), judge.slot("h"))
+        row = judge.add("http://h/x", [5, 9], (1.0, 0.5, 1.0, 0.4, 0.0, 0.0), slots, None, True)
+        judge.inlinks[row] = (5000.0, 238.0)  # (a page's one row: log1p of a 1-row array)
+        judge.learn("http://h/y", True, judge.slot("h"))
+        judge.learn("http://h/z", False, judge.slot("h"))
+    a, b = (judge.score(np.array([0])) for judge in judges)
+    assert a.tobytes() == b.tobytes() and a[0] > 0.4

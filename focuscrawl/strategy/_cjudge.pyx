@@ -9,6 +9,8 @@ checks both on the same arrays):
 * :func:`adagrad_update` — the update of one AdaGrad step on the distinct ids of a batch: the
   gradient of each id (``np.bincount`` of the examples' gradients, in the same order), the L2
   term, the square sums and the weights, each read once and written once;
+* :func:`numbers` — ``judgekernels.numbers``: the static columns and the yields of rows of the
+  judge's table (the yields in float32, as NumPy computes them);
 * :class:`ContextIds` — ``linkfeatures.context_word_ids_python``: the ids of a link context's
   first distinct words, found on the string itself and looked up by their characters in a table
   of their own (no string made for a word seen before, no lower-cased copy of an ASCII text).
@@ -163,6 +165,35 @@ def adagrad_update(double[::1] w, double[::1] g2, const idx_t[::1] used,
             w[used[j]] = wj - rate * gu / sqrt(s)
     finally:
         free(acc)
+
+
+def numbers(const float[:, ::1] static, const int[:, ::1] slots, const float[::1] flat_n,
+            const float[::1] flat_rel, Py_ssize_t arms, double prior, double a,
+            double[:, ::1] out):
+    """``judgekernels.numbers``: the static columns and the yields of each row into ``out``
+    (the yields in float32 arithmetic, as NumPy computes them on the float32 counts)."""
+    cdef Py_ssize_t m = static.shape[0], i, j, k
+    cdef float rr, nn, t
+    # (a Python float meets a float32 array: it is made a float32 first)
+    cdef float ap = <float>(a * prior)
+    cdef float af = <float>a
+    cdef float pf = <float>prior
+    if (static.shape[1] != 6 or slots.shape[0] != m or slots.shape[1] != 3
+            or out.shape[0] != m or out.shape[1] != 11
+            or flat_n.shape[0] < 3 * arms or flat_rel.shape[0] < 3 * arms):
+        raise ValueError("shapes")
+    for i in range(m):
+        for j in range(5):
+            out[i, j] = static[i, j]
+        out[i, 10] = static[i, 5]
+        for j in range(3):
+            k = slots[i, j]
+            if k < 0 or k >= arms:
+                raise IndexError("slot out of range")
+            rr = flat_rel[j * arms + k]
+            nn = flat_n[j * arms + k]
+            t = (rr + ap) / (nn + af) - pf
+            out[i, 7 + j] = t
 
 
 # -- link contexts -------------------------------------------------------------------------

@@ -37,3 +37,32 @@ def adagrad_update(
     s = g2[used] + gu * gu
     g2[used] = s
     w[used] = wu - rate * gu / np.sqrt(s)
+
+
+#: the columns of the numeric features (:data:`~.linkfeatures.NUMERIC`): static 0..4, the
+#: in-links (relevant, irrelevant) 5 and 6, the yields (block, arm, host) 7..9, static 5
+#: (noise) 10
+N_COLUMNS = 11
+
+
+def numbers(
+    static: np.ndarray,
+    slots: np.ndarray,
+    flat_n: np.ndarray,
+    flat_rel: np.ndarray,
+    arms: int,
+    prior: float,
+    a: float,
+    out: np.ndarray,
+) -> None:
+    """The numeric features of rows into ``out`` but the in-links' (columns 5 and 6: the
+    caller's): ``static`` (bias, parent relevance, parent relevant, shark, words, noise;
+    float32) and the smoothed yields ``(rel + a·prior) / (n + a) − prior`` of each row's three
+    slots (``slots``: block, arm, host; slot ``k`` of kind ``j`` at ``j × arms + k`` of the
+    flat float32 counts ``flat_n`` and ``flat_rel``)."""
+    out[:, :5] = static[:, :5]
+    out[:, 10] = static[:, 5]
+    flat = slots + np.arange(3, dtype=np.intp) * arms
+    n = flat_n.take(flat)
+    rel = flat_rel.take(flat)
+    out[:, 7:10] = (rel + a * prior) / (n + a) - prior

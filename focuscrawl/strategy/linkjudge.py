@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from focuscrawl.strategy import judgekernels
 from focuscrawl.strategy.compiled import kernels
 from focuscrawl.strategy.linkfeatures import N_NUMERIC, NUMERIC
 
@@ -58,15 +59,12 @@ _SHARK = _STATIC.index("shark")
 _STATIC_COLS = [_COL[name] for name in _STATIC]
 _INLINK_COLS = [_COL["irr_in"], _COL["rel_in"]]  # the columns of inlinks[:, 0] and [:, 1]
 _YIELD_COLS = [_COL[name] for name in ("block_yield", "arm_yield", "host_yield")]
-# the same columns as slices (``_numbers``): the static ones but the last, noise, the in-links
-# (relevant, irrelevant: ``inlinks`` reversed) and the yields
-_STATIC_HEAD = slice(0, len(_STATIC) - 1)
-_NOISE = _COL["noise"]
-_INLINKS = slice(_COL["rel_in"], _COL["rel_in"] + 2)
-_YIELDS = slice(_YIELD_COLS[0], _YIELD_COLS[0] + 3)
-assert [*range(len(_STATIC) - 1), _NOISE] == _STATIC_COLS
-assert [_INLINKS.start + 1, _INLINKS.start] == _INLINK_COLS
-assert list(range(_YIELDS.start, _YIELDS.stop)) == _YIELD_COLS
+# the columns judgekernels.numbers fills (``_numbers``): the static ones but the last, the
+# in-links (relevant, irrelevant: ``inlinks`` reversed), the yields, and noise last
+assert [*range(len(_STATIC) - 1), judgekernels.N_COLUMNS - 1] == _STATIC_COLS
+assert [_COL["rel_in"] + 1, _COL["rel_in"]] == _INLINK_COLS == [6, 5]
+assert _YIELD_COLS == [7, 8, 9] and N_NUMERIC == judgekernels.N_COLUMNS
+_INLINKS = slice(5, 7)
 
 
 class LinkJudge:
@@ -128,7 +126,7 @@ class LinkJudge:
         self.stats_rel = np.zeros((3, arms), dtype=np.float32)
         self._flat_n = self.stats_n.reshape(-1)  # views
         self._flat_rel = self.stats_rel.reshape(-1)
-        self._kind_offsets = np.arange(3, dtype=np.intp) * arms
+        self._arms = arms
         self.judged = [0, 0]  # irrelevant, relevant
         # the candidate table: one row per queued link (its first in-link's features)
         self.ids = np.zeros((capacity, max_ids), dtype=np.int32)
@@ -278,18 +276,14 @@ class LinkJudge:
         return self._numbers(self.static[rows], self.inlinks[rows], self.slots[rows])
 
     def _numbers(self, static: np.ndarray, inlinks: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        # (columns by slices, not by lists of columns: the same values, fewer conversions)
+        """The numeric features of rows (their static columns, in-link counts and slots)."""
         x = np.empty((len(static), N_NUMERIC))
-        x[:, _STATIC_HEAD] = static[:, : len(_STATIC) - 1]
-        x[:, _NOISE] = static[:, -1]
+        # the in-links' log1p by NumPy, as ever (its float32 log1p is its own, and not the
+        # same for every layout of its input); the rest by the kernel
         x[:, _INLINKS] = np.log1p(inlinks[:, ::-1])
-        prior, a = self.prior, self.smoothing
-        # the yields of the three slots at once: block on its page, (host, signature), host
-        # (gathered from the flat counts: slot k of kind j is at j × arms + k)
-        flat = slots + self._kind_offsets
-        n = self._flat_n.take(flat)
-        rel = self._flat_rel.take(flat)
-        x[:, _YIELDS] = (rel + a * prior) / (n + a) - prior
+        self._k.numbers(
+            static, slots, self._flat_n, self._flat_rel, self._arms, self.prior, self.smoothing, x
+        )
         return x
 
     def prob(self, rows: np.ndarray) -> np.ndarray:
@@ -386,13 +380,19 @@ class LinkJudge:
             for row in range(len(y)):
                 self._store(ids[row], x[row], float(y[row]))
             return
-        k = (self._rn + np.arange(len(y))) % size
-        for start in dict.fromkeys((k - k % self.batch).tolist()):
-            self._uniq.pop(start, None)
+        m, first = len(y), self._rn % size
+        k: slice | np.ndarray = slice(first, first + m)
+        if first + m > size:  # round the ring's end
+            k = (self._rn + np.arange(m)) % size
+            for start in dict.fromkeys((k - k % self.batch).tolist()):
+                self._uniq.pop(start, None)
+        else:
+            for start in range(first - first % self.batch, first + m, self.batch):
+                self._uniq.pop(start, None)
         self._rids[k] = ids
         self._rx[k] = x
         self._ry[k] = y
-        self._rn += len(y)
+        self._rn += m
 
     def label_of(self, url: str) -> float | None:
         """The judged label of a fetched URL still remembered (1.0, 0.0), else None."""
@@ -418,32 +418,38 @@ class LinkJudge:
     ) -> None:
         """:meth:`known_link` for a page's links at once (one vectorised featurisation; the
         links' URLs are distinct), stored in the given order."""
-        got = []
+        # each example's columns in flat lists (one array each, no nested sequences)
+        statics: list[float] = []
+        counts: list[float] = []
+        slots_: list[int] = []
+        flat: list[int] = []  # each row its first ``width`` ids, padded with 0 to ``max_ids``
+        ys: list[float] = []
+        width = self.max_ids if self.hashed else 0
+        padding = [0] * self.max_ids
+        memo = self._known
         for url, ids, static, slots, parent_relevant in links:
-            known = self._known.get(url)
+            known = memo.get(url)
             if known is None:
                 continue
             y, irr, rel = known
-            got.append((ids, static, slots, irr, rel, y))
-            self._known[url] = (y, irr + (not parent_relevant), rel + parent_relevant)
-        if not got:
-            return
-        x = self._numbers(
-            np.array([g[1] for g in got], dtype=np.float32),
-            np.array([(g[3], g[4]) for g in got], dtype=np.float32),
-            np.array([g[2] for g in got], dtype=np.int32),
-        )
-        width = self.max_ids if self.hashed else 0
-        padding = [0] * self.max_ids
-        flat: list[int] = []
-        for g in got:  # each row its first ``width`` ids, padded with 0 to ``max_ids``
-            ids = g[0][:width]
+            memo[url] = (y, irr + (not parent_relevant), rel + parent_relevant)
+            statics += static
+            counts += (irr, rel)
+            slots_ += slots
+            ids = ids[:width]
             flat += ids
             flat += padding[len(ids) :]
+            ys.append(y)
+        m = len(ys)
+        if not m:
+            return
+        x = self._numbers(
+            np.array(statics, dtype=np.float32).reshape(m, len(_STATIC)),
+            np.array(counts, dtype=np.float32).reshape(m, 2),
+            np.array(slots_, dtype=np.int32).reshape(m, 3),
+        )
         self._store_many(
-            np.array(flat, dtype=np.int32).reshape(len(got), self.max_ids),
-            x,
-            np.array([g[5] for g in got], dtype=float),
+            np.array(flat, dtype=np.int32).reshape(m, self.max_ids), x, np.array(ys, dtype=float)
         )
 
     def _step(
