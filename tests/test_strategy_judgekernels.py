@@ -60,6 +60,9 @@ def test_the_agreement_check_sees_a_different_summation_order() -> None:
                 out[i] = total
 
         adagrad_update = staticmethod(judgekernels.adagrad_update)
+        adagrad_row = staticmethod(judgekernels.adagrad_row)
+        numeric_update = staticmethod(judgekernels.numeric_update)
+        numbers = staticmethod(judgekernels.numbers)
 
     assert not agrees(Sequential, judgekernels)  # type: ignore[arg-type]
 

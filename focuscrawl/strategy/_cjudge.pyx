@@ -9,6 +9,8 @@ checks both on the same arrays):
 * :func:`adagrad_update` — the update of one AdaGrad step on the distinct ids of a batch: the
   gradient of each id (``np.bincount`` of the examples' gradients, in the same order), the L2
   term, the square sums and the weights, each read once and written once;
+* :func:`adagrad_row` — the same for one example, its distinct ids found here (no
+  ``np.unique``); :func:`numeric_update` — the dense weights' update;
 * :func:`numbers` — ``judgekernels.numbers``: the static columns and the yields of rows of the
   judge's table (the yields in float32, as NumPy computes them);
 * :class:`ContextIds` — ``linkfeatures.context_word_ids_python``: the ids of a link context's
@@ -165,6 +167,67 @@ def adagrad_update(double[::1] w, double[::1] g2, const idx_t[::1] used,
             w[used[j]] = wj - rate * gu / sqrt(s)
     finally:
         free(acc)
+
+
+def adagrad_row(double[::1] w, double[::1] g2, const int[::1] ids, double g, double l2,
+                double rate):
+    """``adagrad_update`` of one example (its ``ids``, its gradient ``g``): its distinct ids
+    sorted, each id's gradient ``g`` summed once per occurrence (from 0.0, as
+    ``np.bincount``), then the same update."""
+    cdef Py_ssize_t n = ids.shape[0], i, j, k, d = 0
+    cdef int v
+    cdef int* used
+    cdef double* acc
+    cdef double gu, wj, s
+    for i in range(n):
+        if ids[i] < 0 or ids[i] >= w.shape[0] or ids[i] >= g2.shape[0]:
+            raise IndexError("id out of range")
+    used = <int*>malloc((n if n > 0 else 1) * sizeof(int))
+    acc = <double*>calloc(n if n > 0 else 1, sizeof(double))
+    if used == NULL or acc == NULL:
+        free(used)
+        free(acc)
+        raise MemoryError()
+    try:
+        for i in range(n):  # insertion into the sorted distinct ids; the sums in id order
+            v = ids[i]
+            j = 0
+            while j < d and used[j] < v:
+                j += 1
+            if j == d or used[j] != v:
+                for k in range(d, j, -1):
+                    used[k] = used[k - 1]
+                    acc[k] = acc[k - 1]
+                used[j] = v
+                acc[j] = 0.0
+                d += 1
+            acc[j] += g
+        for j in range(d):
+            if used[j] == 0:
+                continue  # the padding id learns nothing
+            wj = w[used[j]]
+            gu = acc[j] + l2 * wj
+            s = g2[used[j]] + gu * gu
+            g2[used[j]] = s
+            w[used[j]] = wj - rate * gu / sqrt(s)
+    finally:
+        free(used)
+        free(acc)
+
+
+def numeric_update(double[::1] wn, double[::1] gn2, const double[::1] gx, double l2,
+                   double rate):
+    """The dense weights' AdaGrad update from ``gx`` (the gradients times the features, summed
+    over the batch): ``gn = gx + l2 × wn``, ``gn2 += gn²``, ``wn -= rate × gn / sqrt(gn2)``."""
+    cdef Py_ssize_t n = wn.shape[0], i
+    cdef double gn, s
+    if gn2.shape[0] != n or gx.shape[0] != n:
+        raise ValueError("shapes")
+    for i in range(n):
+        gn = gx[i] + l2 * wn[i]
+        s = gn2[i] + gn * gn
+        gn2[i] = s
+        wn[i] = wn[i] - rate * gn / sqrt(s)
 
 
 def numbers(const float[:, ::1] static, const int[:, ::1] slots, const float[::1] flat_n,

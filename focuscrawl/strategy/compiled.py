@@ -22,7 +22,7 @@ from focuscrawl.strategy import judgekernels
 
 # What the Python side expects of _cjudge: bump it on a change of the compiled functions'
 # signatures or results, and rebuild (setup.py compiles it in).
-CJUDGE_ABI = 3
+CJUDGE_ABI = 4
 
 _loaded: list[ModuleType | None] = []
 
@@ -89,6 +89,16 @@ def agrees(a: ModuleType, b: ModuleType, seed: int = 27, rounds: int = 8) -> boo
             state = [(w.copy(), g2.copy()), (w.copy(), g2.copy())]
             for module, (w_, g2_) in zip((a, b), state, strict=True):
                 module.adagrad_update(w_, g2_, used.astype(np.intp), inverse, g, width, 1e-3, 0.05)
+            if any(x.tobytes() != y.tobytes() for x, y in zip(state[0], state[1], strict=True)):
+                return False
+            # one example at a time, and the dense weights
+            wn = rng.standard_normal(11)
+            gx = rng.standard_normal(11) * np.exp(rng.uniform(-5.0, 5.0, 11))
+            state = [(w.copy(), g2.copy(), wn.copy(), g2[:11].copy()) for _ in range(2)]
+            for module, (w_, g2_, wn_, gn2_) in zip((a, b), state, strict=True):
+                for row in range(len(ids)):
+                    module.adagrad_row(w_, g2_, ids[row], float(g[row]), 1e-3, 0.05)
+                module.numeric_update(wn_, gn2_, gx, 1e-3, 0.05)
             if any(x.tobytes() != y.tobytes() for x, y in zip(state[0], state[1], strict=True)):
                 return False
     return _numbers_agree(a, b, rng, rounds)

@@ -39,6 +39,22 @@ def adagrad_update(
     w[used] = wu - rate * gu / np.sqrt(s)
 
 
+def adagrad_row(
+    w: np.ndarray, g2: np.ndarray, ids: np.ndarray, g: float, l2: float, rate: float
+) -> None:
+    """:func:`adagrad_update` of one example (its ``ids``, its gradient ``g``)."""
+    used, inverse = np.unique(ids, return_inverse=True)
+    adagrad_update(w, g2, used.astype(np.intp), inverse.ravel(), np.array([g]), len(ids), l2, rate)
+
+
+def numeric_update(wn: np.ndarray, gn2: np.ndarray, gx: np.ndarray, l2: float, rate: float) -> None:
+    """The dense weights' AdaGrad update from ``gx`` (the examples' gradients times their
+    features, summed): ``gn = gx + l2 × wn``, ``gn2 += gn²``, ``wn -= rate × gn / sqrt(gn2)``."""
+    gn = gx + l2 * wn
+    gn2 += gn * gn
+    wn -= rate * gn / np.sqrt(gn2)
+
+
 #: the columns of the numeric features (:data:`~.linkfeatures.NUMERIC`): static 0..4, the
 #: in-links (relevant, irrelevant) 5 and 6, the yields (block, arm, host) 7..9, static 5
 #: (noise) 10

@@ -347,7 +347,7 @@ class LinkJudge:
                 )
                 self._pqn += 1
             self._store(self.ids[row], x, y)
-            self._step(self.ids[row : row + 1], x[None, :], np.array([y]))
+            self._step_one(self.ids[row : row + 1], x[None, :], y)
             self._known[url] = (y, float(self.inlinks[row, 0]), float(self.inlinks[row, 1]))
             slots = self.slots[row]
             self.stats_n[0, slots[0]] += 1
@@ -469,9 +469,18 @@ class LinkJudge:
         g -= y
         # the distinct ids' gradients, square sums and weights (the padding id 0 learns nothing)
         self._k.adagrad_update(self.w, self._g2, used, inverse, g, ids.shape[1], self.l2, self.rate)
-        gn = g @ x + self.l2 * self.wn
-        self._gn2 += gn * gn
-        self.wn -= self.rate * gn / np.sqrt(self._gn2)
+        self._k.numeric_update(self.wn, self._gn2, g @ x, self.l2, self.rate)
+
+    def _step_one(self, ids: np.ndarray, x: np.ndarray, y: float) -> None:
+        """:meth:`_step` on one example (``ids`` and ``x`` one row each): the same values, its
+        distinct ids found by the kernel."""
+        z = np.empty(1)
+        self._k.row_sums(self.w, ids, self._arange[:1], z)
+        z += x @ self.wn
+        g = _sigmoid(z)
+        g -= y
+        self._k.adagrad_row(self.w, self._g2, ids[0], float(g[0]), self.l2, self.rate)
+        self._k.numeric_update(self.wn, self._gn2, g @ x, self.l2, self.rate)
 
     @staticmethod
     def _unique(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
