@@ -264,7 +264,26 @@ def numbers(const float[:, ::1] static, const int[:, ::1] slots, const float[::1
 cdef struct Entry:
     uint64_t hash
     PyObject* word  # NULL: an empty slot (the table owns a reference to each word)
-    Py_ssize_t id  # the word's id; -1: a stop word
+    uint64_t key  # the word's characters, one a byte, when it is ASCII and at most 8 long
+    int length  # the word's length when ``key`` holds it; -1 otherwise (compare ``word``)
+    int id  # the word's id; -1: a stop word
+
+
+cdef inline int _key_of(str word, uint64_t* key):
+    """The length of ``word`` with its characters packed into ``key`` (ASCII, at most 8 of
+    them), else -1."""
+    cdef Py_ssize_t n = len(word), k
+    cdef Py_UCS4 c
+    cdef uint64_t got = 0
+    if n > 8:
+        return -1
+    for k in range(n):
+        c = word[k]
+        if c >= 128:
+            return -1
+        got |= (<uint64_t>c) << (8 * k)
+    key[0] = got
+    return <int>n
 
 
 cdef inline uint64_t _mix(uint64_t h, Py_UCS4 c) noexcept nogil:
@@ -364,6 +383,7 @@ cdef class ContextIds:
 
     cdef Entry* _insert(self, uint64_t h, str word, Py_ssize_t id) except NULL:
         cdef Py_ssize_t i
+        cdef uint64_t key = 0
         if 2 * (self.count + 1) > self.size:
             self._grow()
         i = <Py_ssize_t>(h & <uint64_t>(self.size - 1))
@@ -372,7 +392,9 @@ cdef class ContextIds:
         Py_INCREF(word)
         self.table[i].hash = h
         self.table[i].word = <PyObject*>word
-        self.table[i].id = id
+        self.table[i].id = <int>id
+        self.table[i].length = _key_of(word, &key)
+        self.table[i].key = key
         self.count += 1
         return &self.table[i]
 
@@ -409,6 +431,8 @@ cdef class ContextIds:
         cdef uint64_t h
         cdef Entry* e
         cdef Py_ssize_t slot
+        cdef uint64_t key
+        cdef int keyed  # the token's length when its characters fit ``key`` (else -1)
         cdef PyObject* w
         cdef str word
         cdef list out = []
@@ -441,17 +465,31 @@ cdef class ContextIds:
                 if length < 2 or not Py_UNICODE_ISALPHA(self._char(ascii, kind, data, start)):
                     continue
                 h = <uint64_t>0xcbf29ce484222325
+                key = 0
+                keyed = <int>length if length <= 8 else -1
                 for k in range(start, end):
-                    h = _mix(h, self._char(ascii, kind, data, k))
-                # the word's entry: its hash and its characters
+                    c = self._char(ascii, kind, data, k)
+                    h = _mix(h, c)
+                    if keyed >= 0:
+                        if c < 128:
+                            key |= (<uint64_t>c) << (8 * (k - start))
+                        else:
+                            keyed = -1
+                # the word's entry: its hash and its characters (packed in the entry for a
+                # short ASCII word: the word's string is not read)
                 slot = <Py_ssize_t>(h & <uint64_t>(self.size - 1))
                 e = NULL
                 while self.table[slot].word != NULL:
-                    if self.table[slot].hash == h and self._same(
-                        self.table[slot].word, ascii, kind, data, start, length
-                    ):
-                        e = &self.table[slot]
-                        break
+                    if self.table[slot].hash == h:
+                        if self.table[slot].length >= 0:
+                            found = self.table[slot].length == keyed and self.table[slot].key == key
+                        else:
+                            found = self._same(
+                                self.table[slot].word, ascii, kind, data, start, length
+                            )
+                        if found:
+                            e = &self.table[slot]
+                            break
                     slot = (slot + 1) & (self.size - 1)
                 if e == NULL:  # a new word: its string, its id
                     if ascii != NULL:

@@ -22,7 +22,7 @@ from focuscrawl.strategy import judgekernels
 
 # What the Python side expects of _cjudge: bump it on a change of the compiled functions'
 # signatures or results, and rebuild (setup.py compiles it in).
-CJUDGE_ABI = 4
+CJUDGE_ABI = 5
 
 _loaded: list[ModuleType | None] = []
 
