@@ -5,12 +5,12 @@ import hashlib
 import numpy as np
 import pytest
 
-from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.frontier.base import PushResult
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.relevance.judge import PageJudge
+from focuscrawl.strategy.compiled import cjudge
 from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge, auc
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
@@ -419,7 +419,7 @@ _HAND_MADE_CONTEXTS = [
 ]
 
 
-@pytest.mark.skipif(cwalk() is None, reason="compiled walk not built")
+@pytest.mark.skipif(cjudge() is None, reason="compiled judge steps not built")
 def test_the_compiled_featuriser_gives_the_python_ids() -> None:
     links = [
         Link(f"http://h{i % 3}/wiki/Page_{i}", anchor, context, 0, "text", 1.0)
