@@ -13,15 +13,23 @@ the policy, the link judge, its featuriser and the link memory (their modules' s
 ``REV``, loaded beside today's; every other module, and the compiled code, is today's) —
 alternating with today's in the same process, so that the old and new judge see the same load.
 The crawl must be the same: it checks that both send the same links with the same scores and
-states.
+states. A strategy named ``learned@REV`` in the list runs that revision's alone.
+
+``--trace PATH`` replays the trace pickled at ``PATH`` (recorded and pickled there first when
+the file is missing): a process that replays one strategy once can then run under
+``valgrind --tool=cachegrind``, whose instruction and cache-miss counts do not move with the
+machine's load (the judge's share: the counts of a ``learned`` process minus a
+``sharksearch-blocks`` one's, e.g. ``... Mammals 1000 1 learned@main --trace /tmp/m.pkl``).
 """
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 import time
 import types
+from pathlib import Path
 from typing import Any
 
 import bench_strategies as bs
@@ -69,10 +77,14 @@ def run(
 
 
 def main(argv: list[str]) -> int:
-    against = None
+    against = trace_path = None
     if "--against" in argv:
         i = argv.index("--against")
         against = argv[i + 1]
+        argv = argv[:i] + argv[i + 2 :]
+    if "--trace" in argv:
+        i = argv.index("--trace")
+        trace_path = Path(argv[i + 1])
         argv = argv[:i] + argv[i + 2 :]
     topic, pages, reps = argv[0], int(argv[1]), int(argv[2])
     strategies = argv[3].split(",") if len(argv) > 3 else ["sharksearch-blocks", "learned"]
@@ -87,15 +99,27 @@ def main(argv: list[str]) -> int:
         judges.append(self.page_judge)
         learn(self, page, state, judgement)
 
-    CrawlPolicy.learn = recording  # type: ignore[method-assign]
-    try:
-        bs.run_one((topic, "learned"))
-    finally:
-        CrawlPolicy.learn = learn  # type: ignore[method-assign]
-    print(f"{topic}: {len(trace)} pages recorded")
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))  # (pickling the pages)
+    loaded = trace_path is not None and trace_path.exists()
+    if loaded:
+        with trace_path.open("rb") as f:
+            trace, judges = pickle.load(f)  # noqa: S301 - our own file
+    else:
+        CrawlPolicy.learn = recording  # type: ignore[method-assign]
+        try:
+            bs.run_one((topic, "learned"))
+        finally:
+            CrawlPolicy.learn = learn  # type: ignore[method-assign]
+        if trace_path is not None:
+            with trace_path.open("wb") as f:
+                pickle.dump((trace, judges[-1:]), f, protocol=pickle.HIGHEST_PROTOCOL)
+    print(f"{topic}: {len(trace)} pages {'loaded' if loaded else 'recorded'}")
     # the strategies alternate within each repetition, so that a load that comes and goes
     # (another process on the machine) falls on all of them alike
-    variants: dict[str, tuple[str, type[CrawlPolicy]]] = {s: (s, CrawlPolicy) for s in strategies}
+    variants: dict[str, tuple[str, type[CrawlPolicy]]] = {
+        s: ("learned", old_policy(s.split("@", 1)[1])) if "@" in s else (s, CrawlPolicy)
+        for s in strategies
+    }
     if against is not None:
         variants[f"learned@{against}"] = ("learned", old_policy(against))
         strategies = [*strategies, f"learned@{against}"]
