@@ -1,5 +1,6 @@
-"""Build the optional compiled page walk (focuscrawl/blocks/_cwalk.pyx) and tsvector steps
-(focuscrawl/index/_ctsv.pyx); metadata is in pyproject.toml.
+"""Build the optional compiled page walk (focuscrawl/blocks/_cwalk.pyx), tsvector steps
+(focuscrawl/index/_ctsv.pyx) and link judge steps (focuscrawl/strategy/_cjudge.pyx); metadata
+is in pyproject.toml.
 
 ``pip install -e .`` compiles it with Cython against lxml's public C API (both come from
 ``[build-system] requires``). Without a compiler, Cython or lxml's headers the install still
@@ -84,8 +85,22 @@ def extensions() -> list[Extension]:
         ],
         depends=["focuscrawl/index/compiled.py"],
     )
+    # the link judge's array steps (focuscrawl/strategy/compiled.py): pure C, no lxml; IEEE
+    # operations in the NumPy code's order, never a multiply and an add fused into one
+    judge = Extension(
+        "focuscrawl.strategy._cjudge",
+        ["focuscrawl/strategy/_cjudge.pyx"],
+        define_macros=[
+            (
+                "FOCUSCRAWL_CJUDGE_ABI",
+                str(declared_abi("focuscrawl/strategy/compiled.py", "CJUDGE_ABI")),
+            )
+        ],
+        extra_compile_args=[] if sys.platform == "win32" else ["-ffp-contract=off"],
+        depends=["focuscrawl/strategy/compiled.py"],
+    )
     built = []
-    for ext in (walk, tsv):  # each on its own: one that fails leaves the other
+    for ext in (walk, tsv, judge):  # each on its own: one that fails leaves the other
         try:
             built += cythonize([ext], language_level=3, quiet=True)
         except Exception as exc:  # noqa: BLE001 - e.g. a Cython too old for the source

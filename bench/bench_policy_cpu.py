@@ -8,74 +8,83 @@ difference between ``learned`` and ``sharksearch-blocks`` is the judge's share.
     FOCUSCRAWL_CORPORA=/work/shared/corpora PYTHONPATH=.:harness .venv/bin/python \\
         bench/bench_policy_cpu.py Mammals 1000 4 sharksearch-blocks,learned [wikispeedia|dressed]
 
-``--against REV`` adds ``learned@REV``: the ``learned`` policy with the link judge, its
-featuriser and the link memory of the git revision ``REV`` (their modules' source at ``REV``,
-loaded beside today's; the compiled context loop is today's only), alternating with today's in
-the same process, so that the old and new judge see the same load. The crawl must be the same:
-it checks that both send the same links with the same scores and states.
+``--against REV`` adds ``learned@REV``: the ``learned`` policy of the git revision ``REV`` —
+the policy, the link judge, its featuriser and the link memory (their modules' source at
+``REV``, loaded beside today's; every other module, and the compiled code, is today's) —
+alternating with today's in the same process, so that the old and new judge see the same load.
+The crawl must be the same: it checks that both send the same links with the same scores and
+states. A strategy named ``learned@REV`` in the list runs that revision's alone.
+
+``--trace PATH`` replays the trace pickled at ``PATH`` (recorded and pickled there first when
+the file is missing): a process that replays one strategy once can then run under
+``valgrind --tool=cachegrind``, whose instruction and cache-miss counts do not move with the
+machine's load (the judge's share: the counts of a ``learned`` process minus a
+``sharksearch-blocks`` one's, e.g. ``... Mammals 1000 1 learned@main --trace /tmp/m.pkl``).
 """
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 import time
 import types
+from pathlib import Path
 from typing import Any
 
 import bench_strategies as bs
 
-from focuscrawl.strategy import policy as policy_module
 from focuscrawl.strategy.policy import CrawlPolicy
 
-# the modules whose classes CrawlPolicy builds for the judge, and the names it binds them to
-_SWAPPED = {
-    "focuscrawl/strategy/linkjudge.py": ("linkjudge", ["LinkJudge"]),
-    "focuscrawl/strategy/linkfeatures.py": ("linkfeatures", ["LinkFeaturizer"]),
-    "focuscrawl/strategy/linkmemory.py": ("linkmemory", ["LinkMemory"]),
-}
+# the modules of the learned path loaded at another revision, in import order (each old module
+# sees the old ones before it)
+_SWAPPED = ("linkmemory", "linkfeatures", "linkjudge", "policy")
 
 
-def old_classes(rev: str) -> dict[str, Any]:
-    """The judge's classes as they were at git revision ``rev`` (by name in policy.py)."""
-    out: dict[str, Any] = {}
-    for path, (name, classes) in _SWAPPED.items():
-        source = subprocess.run(
-            ["git", "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
-        ).stdout
-        module = types.ModuleType(f"_{name}_at_{rev}")
-        exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)  # noqa: S102
-        for cls in classes:
-            out[cls] = getattr(module, cls)
-    return out
+def old_policy(rev: str) -> type[CrawlPolicy]:
+    """``CrawlPolicy`` as it was at git revision ``rev``, with the judge's modules of ``rev``."""
+    names = [f"focuscrawl.strategy.{name}" for name in _SWAPPED]
+    today = {name: sys.modules[name] for name in names}
+    try:
+        for name in _SWAPPED:
+            path = f"focuscrawl/strategy/{name}.py"
+            source = subprocess.run(
+                ["git", "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
+            ).stdout
+            module = types.ModuleType(f"focuscrawl.strategy.{name}")
+            sys.modules[module.__name__] = module  # what the next old module imports
+            exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)  # noqa: S102
+        return module.CrawlPolicy  # type: ignore[no-any-return]
+    finally:
+        sys.modules.update(today)
 
 
 def run(
-    trace: list[tuple[Any, Any, Any]], page_judge: Any, strategy: str, classes: dict[str, Any]
+    trace: list[tuple[Any, Any, Any]],
+    page_judge: Any,
+    strategy: str,
+    policy_class: type[CrawlPolicy] = CrawlPolicy,
 ) -> tuple[float, list[Any]]:
     """The process time of one replay of ``trace`` and what it sent."""
-    today = {name: getattr(policy_module, name) for name in classes}
-    for name, cls in classes.items():
-        setattr(policy_module, name, cls)
-    try:
-        policy = CrawlPolicy(page_judge, strategy)
-        start = time.process_time()
-        sent = []
-        for page, state, judgement in trace:
-            policy.learn(page, state, judgement)
-            sent.extend(policy.links(page, page.url, state, judgement))
-        elapsed = time.process_time() - start
-    finally:
-        for name, cls in today.items():
-            setattr(policy_module, name, cls)
+    policy = policy_class(page_judge, strategy)
+    start = time.process_time()
+    sent = []
+    for page, state, judgement in trace:
+        policy.learn(page, state, judgement)
+        sent.extend(policy.links(page, page.url, state, judgement))
+    elapsed = time.process_time() - start
     return elapsed, [(url, score, child.to_wire()) for url, score, child in sent]
 
 
 def main(argv: list[str]) -> int:
-    against = None
+    against = trace_path = None
     if "--against" in argv:
         i = argv.index("--against")
         against = argv[i + 1]
+        argv = argv[:i] + argv[i + 2 :]
+    if "--trace" in argv:
+        i = argv.index("--trace")
+        trace_path = Path(argv[i + 1])
         argv = argv[:i] + argv[i + 2 :]
     topic, pages, reps = argv[0], int(argv[1]), int(argv[2])
     strategies = argv[3].split(",") if len(argv) > 3 else ["sharksearch-blocks", "learned"]
@@ -90,17 +99,29 @@ def main(argv: list[str]) -> int:
         judges.append(self.page_judge)
         learn(self, page, state, judgement)
 
-    CrawlPolicy.learn = recording  # type: ignore[method-assign]
-    try:
-        bs.run_one((topic, "learned"))
-    finally:
-        CrawlPolicy.learn = learn  # type: ignore[method-assign]
-    print(f"{topic}: {len(trace)} pages recorded")
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))  # (pickling the pages)
+    loaded = trace_path is not None and trace_path.exists()
+    if loaded:
+        with trace_path.open("rb") as f:
+            trace, judges = pickle.load(f)  # noqa: S301 - our own file
+    else:
+        CrawlPolicy.learn = recording  # type: ignore[method-assign]
+        try:
+            bs.run_one((topic, "learned"))
+        finally:
+            CrawlPolicy.learn = learn  # type: ignore[method-assign]
+        if trace_path is not None:
+            with trace_path.open("wb") as f:
+                pickle.dump((trace, judges[-1:]), f, protocol=pickle.HIGHEST_PROTOCOL)
+    print(f"{topic}: {len(trace)} pages {'loaded' if loaded else 'recorded'}")
     # the strategies alternate within each repetition, so that a load that comes and goes
     # (another process on the machine) falls on all of them alike
-    variants: dict[str, tuple[str, dict[str, Any]]] = {s: (s, {}) for s in strategies}
+    variants: dict[str, tuple[str, type[CrawlPolicy]]] = {
+        s: ("learned", old_policy(s.split("@", 1)[1])) if "@" in s else (s, CrawlPolicy)
+        for s in strategies
+    }
     if against is not None:
-        variants[f"learned@{against}"] = ("learned", old_classes(against))
+        variants[f"learned@{against}"] = ("learned", old_policy(against))
         strategies = [*strategies, f"learned@{against}"]
     times: dict[str, list[float]] = {s: [] for s in strategies}
     sent: dict[str, int] = {}

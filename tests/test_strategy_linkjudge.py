@@ -5,12 +5,12 @@ import hashlib
 import numpy as np
 import pytest
 
-from focuscrawl.blocks.compiled import cwalk
 from focuscrawl.blocks.model import Block, Link, Page
 from focuscrawl.frontier.base import PushResult
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.state import RequestState
 from focuscrawl.relevance.judge import PageJudge
+from focuscrawl.strategy.compiled import cjudge
 from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge, auc
 from focuscrawl.strategy.policy import CrawlPolicy
 from focuscrawl.strategy.scoring import SEED_SCORE, SharkParams
@@ -419,7 +419,7 @@ _HAND_MADE_CONTEXTS = [
 ]
 
 
-@pytest.mark.skipif(cwalk() is None, reason="compiled walk not built")
+@pytest.mark.skipif(cjudge() is None, reason="compiled judge steps not built")
 def test_the_compiled_featuriser_gives_the_python_ids() -> None:
     links = [
         Link(f"http://h{i % 3}/wiki/Page_{i}", anchor, context, 0, "text", 1.0)
@@ -428,3 +428,23 @@ def test_the_compiled_featuriser_gives_the_python_ids() -> None:
         )
     ]
     assert _featurise_all(links, True) == _featurise_all(links, False)
+
+
+def test_page_signatures_are_the_block_signatures_made_when_asked() -> None:
+    from focuscrawl.strategy.linkfeatures import PageSignatures, block_signatures, signature
+
+    blocks = [
+        Block(i, kind, "text", 1.0, tag, noise_cue=cue)
+        for i, (kind, tag, cue) in enumerate(
+            [("text", "p", ""), ("nav", "nav", "nav"), ("list", "ul", ""), ("text", "div", "")] * 3
+        )
+    ]
+    renumbered = [Block(b.id * 10 + 3, b.kind, b.text, b.weight, b.tag) for b in blocks]
+    duplicated = [*blocks, Block(2, "footer", "", 0.0, "footer")]  # the later block 2 wins
+    for page_blocks in (blocks, renumbered, duplicated, []):
+        page = Page("http://h/", "t", page_blocks, [])
+        want = block_signatures(page)
+        got = PageSignatures(page)
+        for block_id in [-1, 0, 1, 2, 5, 11, 12, 33, 113, 10**6, *want]:
+            assert got.get(block_id) == (want.get(block_id) or signature(None, 0))
+    assert PageSignatures(Page("http://h/", "t", blocks, [])).get(4) == "text|p||1"

@@ -39,7 +39,15 @@ from typing import Any
 
 import numpy as np
 
+from focuscrawl.strategy import judgekernels
+from focuscrawl.strategy.compiled import kernels
 from focuscrawl.strategy.linkfeatures import N_NUMERIC, NUMERIC
+
+try:  # the ufuncs np.clip and ndarray.sum end in, without their Python wrappers (same values)
+    from numpy._core.umath import clip as _clip
+except ImportError:  # numpy < 2
+    from numpy.core.umath import clip as _clip
+_sum = np.add.reduce
 
 GATE_FACTORS = (0.0, 0.5, 1.0, 2.0)  # the model's weight × one of these (the gate)
 GATE_MIN = 10  # outcomes of each class in the gate's window before it moves
@@ -51,16 +59,12 @@ _SHARK = _STATIC.index("shark")
 _STATIC_COLS = [_COL[name] for name in _STATIC]
 _INLINK_COLS = [_COL["irr_in"], _COL["rel_in"]]  # the columns of inlinks[:, 0] and [:, 1]
 _YIELD_COLS = [_COL[name] for name in ("block_yield", "arm_yield", "host_yield")]
-_KINDS = np.arange(3)[:, None]
-# the same columns as slices (``_numbers``): the static ones but the last, noise, the in-links
-# (relevant, irrelevant: ``inlinks`` reversed) and the yields
-_STATIC_HEAD = slice(0, len(_STATIC) - 1)
-_NOISE = _COL["noise"]
-_INLINKS = slice(_COL["rel_in"], _COL["rel_in"] + 2)
-_YIELDS = slice(_YIELD_COLS[0], _YIELD_COLS[0] + 3)
-assert [*range(len(_STATIC) - 1), _NOISE] == _STATIC_COLS
-assert [_INLINKS.start + 1, _INLINKS.start] == _INLINK_COLS
-assert list(range(_YIELDS.start, _YIELDS.stop)) == _YIELD_COLS
+# the columns judgekernels.numbers fills (``_numbers``): the static ones but the last, the
+# in-links (relevant, irrelevant: ``inlinks`` reversed), the yields, and noise last
+assert [*range(len(_STATIC) - 1), judgekernels.N_COLUMNS - 1] == _STATIC_COLS
+assert [_COL["rel_in"] + 1, _COL["rel_in"]] == _INLINK_COLS == [6, 5]
+assert _YIELD_COLS == [7, 8, 9] and N_NUMERIC == judgekernels.N_COLUMNS
+_INLINKS = slice(5, 7)
 
 
 class LinkJudge:
@@ -85,10 +89,14 @@ class LinkJudge:
         confidence: float = 0.0,
         gate: bool = False,
         gate_window: int = 500,
+        compiled: bool | None = None,
     ) -> None:
         """``weight``: the model's probability is added to the link's Shark-Search score × this;
         ``rate``: AdaGrad's step; ``explore``: the UCB constant ``c``; ``smoothing``: the yields'
-        prior strength in pages (towards the crawl's share of relevant pages)."""
+        prior strength in pages (towards the crawl's share of relevant pages); ``compiled``:
+        the row sums and AdaGrad updates compiled (``_cjudge``; None: when built, False: their
+        NumPy twins, the same values)."""
+        self._k = kernels(compiled)
         self.weight = weight
         # the model's weight grows with the pages judged: weight × n / (n + confidence)
         self.confidence = confidence
@@ -116,6 +124,9 @@ class LinkJudge:
         # judged pages and relevant ones, per slot: block on its page, (host, signature), host
         self.stats_n = np.zeros((3, arms), dtype=np.float32)
         self.stats_rel = np.zeros((3, arms), dtype=np.float32)
+        self._flat_n = self.stats_n.reshape(-1)  # views
+        self._flat_rel = self.stats_rel.reshape(-1)
+        self._arms = arms
         self.judged = [0, 0]  # irrelevant, relevant
         # the candidate table: one row per queued link (its first in-link's features)
         self.ids = np.zeros((capacity, max_ids), dtype=np.int32)
@@ -142,6 +153,7 @@ class LinkJudge:
         self._rids = np.zeros((replay, max_ids), dtype=np.int32)
         self._rx = np.zeros((replay, N_NUMERIC))
         self._ry = np.zeros(replay)
+        self._arange = np.arange(max(replay, 1), dtype=np.intp)  # the rows of a batch
         self._rn = 0  # examples stored so far (the buffer is a ring)
         # judged URLs (label, in-links from irrelevant and relevant pages), the oldest
         # forgotten past ``capacity``: links found later to them are examples too
@@ -264,17 +276,14 @@ class LinkJudge:
         return self._numbers(self.static[rows], self.inlinks[rows], self.slots[rows])
 
     def _numbers(self, static: np.ndarray, inlinks: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        # (columns by slices, not by lists of columns: the same values, fewer conversions)
+        """The numeric features of rows (their static columns, in-link counts and slots)."""
         x = np.empty((len(static), N_NUMERIC))
-        x[:, _STATIC_HEAD] = static[:, : len(_STATIC) - 1]
-        x[:, _NOISE] = static[:, -1]
+        # the in-links' log1p by NumPy, as ever (its float32 log1p is its own, and not the
+        # same for every layout of its input); the rest by the kernel
         x[:, _INLINKS] = np.log1p(inlinks[:, ::-1])
-        prior, a = self.prior, self.smoothing
-        # the yields of the three slots at once: block on its page, (host, signature), host
-        cols = slots.T
-        n = self.stats_n[_KINDS, cols]
-        rel = self.stats_rel[_KINDS, cols]
-        x[:, _YIELDS] = ((rel + a * prior) / (n + a) - prior).T
+        self._k.numbers(
+            static, slots, self._flat_n, self._flat_rel, self._arms, self.prior, self.smoothing, x
+        )
         return x
 
     def prob(self, rows: np.ndarray) -> np.ndarray:
@@ -282,8 +291,10 @@ class LinkJudge:
 
     def _prob(self, rows: np.ndarray, static: np.ndarray, slots: np.ndarray) -> np.ndarray:
         x = self._numbers(static, self.inlinks[rows], slots)
-        z = self.w[self.ids[rows]].sum(axis=1) + x @ self.wn
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0)))
+        z = np.empty(len(rows))
+        self._k.row_sums(self.w, self.ids, rows, z)  # the hashed features' sums
+        z += x @ self.wn
+        return _sigmoid(z)
 
     def bonus(self, rows: np.ndarray) -> np.ndarray:
         """The UCB exploration bonus of each row's (host, block signature) arm."""
@@ -312,7 +323,7 @@ class LinkJudge:
             s += self._bonus(slots[:, 1])
         if self.ready:
             s += self.effective_weight * self._prob(rows, static, slots)
-        s = np.clip(s, 0.0, EPOCH_STEP - 1.0)
+        s = _clip(s, 0.0, EPOCH_STEP - 1.0)
         self.last[rows] = s
         return s
 
@@ -324,9 +335,10 @@ class LinkJudge:
         y = 1.0 if relevant else 0.0
         row = self._row.get(url)
         if row is not None:
-            x = self._numeric(np.array([row]))[0]
+            one = slice(row, row + 1)
+            x = self._numbers(self.static[one], self.inlinks[one], self.slots[one])[0]
             if self.gate and self.ready:
-                z = float(self.w[self.ids[row]].sum() + x @ self.wn)
+                z = float(_sum(self.w[self.ids[row]]) + x @ self.wn)
                 k = self._pqn % len(self._pq)
                 self._pq[k] = (
                     self.static[row, _SHARK],
@@ -335,7 +347,7 @@ class LinkJudge:
                 )
                 self._pqn += 1
             self._store(self.ids[row], x, y)
-            self._step(self.ids[row : row + 1], x[None, :], np.array([y]))
+            self._step_one(self.ids[row : row + 1], x[None, :], y)
             self._known[url] = (y, float(self.inlinks[row, 0]), float(self.inlinks[row, 1]))
             slots = self.slots[row]
             self.stats_n[0, slots[0]] += 1
@@ -368,13 +380,19 @@ class LinkJudge:
             for row in range(len(y)):
                 self._store(ids[row], x[row], float(y[row]))
             return
-        k = (self._rn + np.arange(len(y))) % size
-        for start in dict.fromkeys((k - k % self.batch).tolist()):
-            self._uniq.pop(start, None)
+        m, first = len(y), self._rn % size
+        k: slice | np.ndarray = slice(first, first + m)
+        if first + m > size:  # round the ring's end
+            k = (self._rn + np.arange(m)) % size
+            for start in dict.fromkeys((k - k % self.batch).tolist()):
+                self._uniq.pop(start, None)
+        else:
+            for start in range(first - first % self.batch, first + m, self.batch):
+                self._uniq.pop(start, None)
         self._rids[k] = ids
         self._rx[k] = x
         self._ry[k] = y
-        self._rn += len(y)
+        self._rn += m
 
     def label_of(self, url: str) -> float | None:
         """The judged label of a fetched URL still remembered (1.0, 0.0), else None."""
@@ -400,25 +418,38 @@ class LinkJudge:
     ) -> None:
         """:meth:`known_link` for a page's links at once (one vectorised featurisation; the
         links' URLs are distinct), stored in the given order."""
-        got = []
+        # each example's columns in flat lists (one array each, no nested sequences)
+        statics: list[float] = []
+        counts: list[float] = []
+        slots_: list[int] = []
+        flat: list[int] = []  # each row its first ``width`` ids, padded with 0 to ``max_ids``
+        ys: list[float] = []
+        width = self.max_ids if self.hashed else 0
+        padding = [0] * self.max_ids
+        memo = self._known
         for url, ids, static, slots, parent_relevant in links:
-            known = self._known.get(url)
+            known = memo.get(url)
             if known is None:
                 continue
             y, irr, rel = known
-            got.append((ids, static, slots, irr, rel, y))
-            self._known[url] = (y, irr + (not parent_relevant), rel + parent_relevant)
-        if not got:
+            memo[url] = (y, irr + (not parent_relevant), rel + parent_relevant)
+            statics += static
+            counts += (irr, rel)
+            slots_ += slots
+            ids = ids[:width]
+            flat += ids
+            flat += padding[len(ids) :]
+            ys.append(y)
+        m = len(ys)
+        if not m:
             return
         x = self._numbers(
-            np.array([g[1] for g in got], dtype=np.float32),
-            np.array([(g[3], g[4]) for g in got], dtype=np.float32),
-            np.array([g[2] for g in got], dtype=np.int32),
+            np.array(statics, dtype=np.float32).reshape(m, len(_STATIC)),
+            np.array(counts, dtype=np.float32).reshape(m, 2),
+            np.array(slots_, dtype=np.int32).reshape(m, 3),
         )
-        width = self.max_ids if self.hashed else 0
-        padded = [[*g[0][:width], *[0] * (self.max_ids - min(len(g[0]), width))] for g in got]
         self._store_many(
-            np.array(padded, dtype=np.int32), x, np.array([g[5] for g in got], dtype=float)
+            np.array(flat, dtype=np.int32).reshape(m, self.max_ids), x, np.array(ys, dtype=float)
         )
 
     def _step(
@@ -431,22 +462,25 @@ class LinkJudge:
         """One AdaGrad step of the logistic loss (with L2) on a batch of examples (``uniq``:
         the batch's distinct ids and inverse, when known)."""
         used, inverse = uniq if uniq is not None else self._unique(ids)
-        # each weight read once: the rows' sums gather the same weights from the distinct ones
-        w = self.w[used]
-        z = w[inverse].reshape(ids.shape).sum(axis=1) + x @ self.wn
-        g = 1.0 / (1.0 + np.exp(-np.clip(z, -30.0, 30.0))) - y
-        gu = np.bincount(inverse, weights=np.repeat(g, ids.shape[1]), minlength=len(used))
-        if used[0] == 0:  # the padding id learns nothing
-            used, gu, w = used[1:], gu[1:], w[1:]
-        # each square sum read once and written once (``used`` is distinct and of the index
-        # type: the same arithmetic as ``w[used] -= ...``, a third of the gathers)
-        gu += self.l2 * w
-        g2 = self._g2[used] + gu * gu
-        self._g2[used] = g2
-        self.w[used] = w - self.rate * gu / np.sqrt(g2)
-        gn = g @ x + self.l2 * self.wn
-        self._gn2 += gn * gn
-        self.wn -= self.rate * gn / np.sqrt(self._gn2)
+        z = np.empty(len(ids))
+        self._k.row_sums(self.w, ids, self._arange[: len(ids)], z)
+        z += x @ self.wn
+        g = _sigmoid(z)
+        g -= y
+        # the distinct ids' gradients, square sums and weights (the padding id 0 learns nothing)
+        self._k.adagrad_update(self.w, self._g2, used, inverse, g, ids.shape[1], self.l2, self.rate)
+        self._k.numeric_update(self.wn, self._gn2, g @ x, self.l2, self.rate)
+
+    def _step_one(self, ids: np.ndarray, x: np.ndarray, y: float) -> None:
+        """:meth:`_step` on one example (``ids`` and ``x`` one row each): the same values, its
+        distinct ids found by the kernel."""
+        z = np.empty(1)
+        self._k.row_sums(self.w, ids, self._arange[:1], z)
+        z += x @ self.wn
+        g = _sigmoid(z)
+        g -= y
+        self._k.adagrad_row(self.w, self._g2, ids[0], float(g[0]), self.l2, self.rate)
+        self._k.numeric_update(self.wn, self._gn2, g @ x, self.l2, self.rate)
 
     @staticmethod
     def _unique(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -454,12 +488,13 @@ class LinkJudge:
         the distinct ids sorted (as ``np.intp``, the type an index is taken in) and where each
         id is among them."""
         flat = ids.ravel()
-        order = np.sort(flat)
+        order = flat.copy()
+        order.sort()
         keep = np.empty(len(order), dtype=bool)
         keep[:1] = True
         np.not_equal(order[1:], order[:-1], out=keep[1:])
         used = order[keep].astype(np.intp)
-        return used, np.searchsorted(used, flat)
+        return used, used.searchsorted(flat)
 
     def refit(self, batch: int | None = None) -> None:
         """``passes`` passes of minibatch steps over the stored examples (in buffer order)."""
@@ -506,14 +541,23 @@ class LinkJudge:
             return
         scores = self.score(rows)
         k = min(self.rescore_top, len(rows))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
+        top = (-scores).argpartition(k - 1)[:k]
+        top = top[(-scores[top]).argsort(kind="stable")]
         self.cut = float(scores[top[-1]]) if k == self.rescore_top else -np.inf
         for i in top.tolist():
             row = int(rows[i])
             url = self._url[row]
             if url is not None:
                 yield url, float(scores[i]), self.child_of(row)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-clip(z, -30, 30)))``, in place of the temporaries (the same values)."""
+    t = _clip(z, -30.0, 30.0)
+    np.negative(t, out=t)
+    np.exp(t, out=t)
+    t += 1.0
+    return np.divide(1.0, t, out=t)
 
 
 def auc(scores: np.ndarray, y: np.ndarray) -> float:

@@ -21,7 +21,7 @@ from focuscrawl.frontier.state import RequestState
 from focuscrawl.frontier.urls import TrapLimits, clean_url
 from focuscrawl.relevance.judge import Judgement, PageJudge
 from focuscrawl.strategy.hits import HitsGraph
-from focuscrawl.strategy.linkfeatures import LinkFeaturizer, block_signatures, signature
+from focuscrawl.strategy.linkfeatures import LinkFeaturizer, PageSignatures
 from focuscrawl.strategy.linkjudge import EPOCH_STEP, LinkJudge
 from focuscrawl.strategy.linklearner import LinkLearner, link_features
 from focuscrawl.strategy.linkmemory import LinkMemory
@@ -481,7 +481,7 @@ class CrawlPolicy:
         words_model = self.words
         words_weight = p.words if words_model is not None and words_model.ready else 0.0
         fz = self._featurizer
-        sigs = block_signatures(page)
+        sigs = PageSignatures(page)  # the blocks' signatures, each made when first needed
         band = min(4, int(page_rel * 4))
         kind_hash, _ = fz.page_ids(page.kind, band)
         parent_host, _ = fz.host_and_words(url)
@@ -492,12 +492,14 @@ class CrawlPolicy:
         block_slots: dict[int, int] = {}  # per block of this page, its slot
         cached_slot = judge.cached_slot
         credit_cap = p.judge_credit
+        is_fetched, label_of, row_of = memory.is_fetched, judge.label_of, judge.row_of
+        relevant = judgement.relevant
         for link, score, child, _, target in self._followed(page, parent):
             first = target not in rows
-            fetched = memory.is_fetched(target)
+            fetched = is_fetched(target)
             if fetched and not (first and credited < credit_cap):
                 continue
-            if fetched and judge.label_of(target) is None:
+            if fetched and label_of(target) is None:
                 continue
             if vote and first and not link.noise:
                 key = hash(target)
@@ -513,31 +515,31 @@ class CrawlPolicy:
                 child.parent = url
                 judge.update(rows[target], score, child)
                 continue
-            row = None if fetched else judge.row_of(target)
+            row = None if fetched else row_of(target)
             if row is not None:
                 # queued already, found on another page: an in-link vote, and the better
                 # score; its features stay its first in-link's (none computed here)
                 child.parent = url
-                judge.vote(row, score, child, judgement.relevant)
+                judge.vote(row, score, child, relevant)
                 rows[target] = row
                 queued.add(target)
                 continue
             host, url_words = fz.host_and_words(target)
-            sig = sigs.get(link.block_id) or signature(None, 0)
+            sig = sigs.get(link.block_id)
             ids = fz.link_ids(link, host, url_words, sig, kind_hash, band)
             bslot = block_slots.get(link.block_id)
             if bslot is None:
                 bslot = block_slots[link.block_id] = judge.slot(url, link.block_id)
             slots = (bslot, cached_slot(host, sig), cached_slot(host))
-            static = (1.0, page_rel, float(judgement.relevant), score, lift, noisy_of(link))
+            static = (1.0, page_rel, float(relevant), score, lift, noisy_of(link))
             if fetched:
                 # a link to a page judged already: one more example for the judge
                 credited += 1
                 rows[target] = -1
-                known.append((target, ids, static, slots, judgement.relevant))
+                known.append((target, ids, static, slots, relevant))
                 continue
             child.parent = url
-            rows[target] = judge.add(target, ids, static, slots, child, judgement.relevant)
+            rows[target] = judge.add(target, ids, static, slots, child, relevant)
         if known:
             judge.known_links(known)
         rows = {t: r for t, r in rows.items() if r >= 0}
