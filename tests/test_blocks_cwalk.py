@@ -369,6 +369,11 @@ def test_compiled_sheet_reading_on_hand_made_sheets() -> None:
         ".e{position:fixedisplay:none}",  # both cues: the second starts inside the first
         ".f{display:none",  # never closed
         "\u212a{display:none}.k{position:sticky}",  # Kelvin sign: "k" when folded
+        # found by their ":": whitespace around it, values and properties that do not match,
+        # a property that starts inside the match before it
+        ".g{position:absolutedisplay : none}.h{x:none;display:block}",
+        "a{float\t:\nright;DISPLAY\u2003:NONE}.i{display:nonevisibility:hidden}",
+        ".j{isplay:none;d isplay:none;:none;display:}.l{ : display:none}",
     ]
     for text in sheets:
         assert sheet_rules(text, 100) == css.cue_rules_python(text, 100), text

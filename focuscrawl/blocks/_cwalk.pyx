@@ -1388,11 +1388,38 @@ cdef int _cue_kinds(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noex
 
 cdef inline Py_ssize_t _next_brace(int kind, const void* data, Py_ssize_t i,
                                    Py_ssize_t n) noexcept:
-    """Where the first "{" or "}" at or after ``i`` is; ``n`` when there is none."""
-    cdef Py_UCS4 ch
+    """Where the first "{" or "}" at or after ``i`` is; ``n`` when there is none. One loop per
+    width of the string (no ``PyUnicode_READ`` switch per character); 1-byte strings eight
+    characters at a time (a style sheet's @media blocks are most of it)."""
+    cdef const unsigned char* b1
+    cdef const unsigned short* b2
+    cdef const unsigned int* b4
+    cdef uint64_t word, x, y
+    if kind == 1:
+        b1 = <const unsigned char*>data
+        while i + 8 <= n:
+            memcpy(&word, b1 + i, 8)
+            x = word ^ 0x7B7B7B7B7B7B7B7BULL  # {
+            y = word ^ 0x7D7D7D7D7D7D7D7DULL  # }
+            if ((x - 0x0101010101010101ULL) & ~x | (y - 0x0101010101010101ULL) & ~y) \
+                    & 0x8080808080808080ULL:
+                break
+            i += 8
+        while i < n:
+            if b1[i] == 123 or b1[i] == 125:
+                return i
+            i += 1
+        return n
+    if kind == 2:
+        b2 = <const unsigned short*>data
+        while i < n:
+            if b2[i] == 123 or b2[i] == 125:
+                return i
+            i += 1
+        return n
+    b4 = <const unsigned int*>data
     while i < n:
-        ch = PyUnicode_READ(kind, data, i)
-        if ch == 123 or ch == 125:  # { }
+        if b4[i] == 123 or b4[i] == 125:
             return i
         i += 1
     return n
@@ -1430,22 +1457,53 @@ cdef Py_ssize_t _closing(int kind, const void* data, Py_ssize_t pos, Py_ssize_t 
     return -1
 
 
+cdef inline Py_ssize_t _comment_open(str text, Py_ssize_t i, Py_ssize_t n) except -2:
+    """``text.find("/*", i)``: found by its "*" (``PyUnicode_FindChar``, memchr-fast on most
+    strings; a sheet holds few "*" and many "/"), then the "/" before it checked."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t k = i + 1
+    while k < n:
+        k = PyUnicode_FindChar(text, 42, k, n, 1)  # *
+        if k < 0:
+            return -1
+        if PyUnicode_READ(kind, data, k - 1) == 47:  # /
+            return k - 1
+        k += 1
+    return -1
+
+
+cdef inline Py_ssize_t _comment_close(str text, Py_ssize_t i, Py_ssize_t n) except -2:
+    """``text.find("*/", i)``, by its "*" as ``_comment_open``."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t k = i
+    while k + 1 < n:
+        k = PyUnicode_FindChar(text, 42, k, n - 1, 1)  # a "*" with a character after it
+        if k < 0:
+            return -1
+        if PyUnicode_READ(kind, data, k + 1) == 47:  # /
+            return k
+        k += 1
+    return -1
+
+
 def strip_comments(str text):
-    """``sheet.strip_comments`` compiled (the same text): the same searches, made by
-    ``PyUnicode_Find`` without a Python-level step per comment."""
+    """``sheet.strip_comments`` compiled (the same text): the same searches, without a
+    Python-level step per comment."""
     cdef Py_ssize_t n = len(text), start, end, last = 0
     cdef list pieces
-    start = PyUnicode_Find(text, "/*", 0, n, 1)
+    start = _comment_open(text, 0, n)
     if start < 0:
         return text
     pieces = []
     while start >= 0:
-        end = PyUnicode_Find(text, "*/", start + 2, n, 1)
+        end = _comment_close(text, start + 2, n)
         if end < 0:
             break  # no "*/" after this one: none after any later "/*" either
         pieces.append(text[last:start])
         last = end + 2
-        start = PyUnicode_Find(text, "/*", last, n, 1)
+        start = _comment_open(text, last, n)
     pieces.append(text[last:])
     return "".join(pieces)
 
@@ -1489,6 +1547,57 @@ def strip_at_rules(str text):
     return "".join(pieces)
 
 
+cdef Py_ssize_t _next_cue(str text, int kind, const void* data, Py_ssize_t at, Py_ssize_t n,
+                          Py_ssize_t start, Py_ssize_t* colon, Py_ssize_t* end) except -2:
+    """``css._CUE`` (folded) as ``finditer`` finds it past a match ending at ``start``: where
+    the next declaration starts that begins at or after ``start`` and whose ":" is at or after
+    ``at``; -1: none. Found by its ":" (``PyUnicode_FindChar``; a sheet has about one a
+    declaration, and "d", "v", "f" or "p" every few characters): a match holds exactly one
+    ":", its property ends just before the whitespace in front of it and its value starts
+    after the whitespace behind it, so each ":" is the ":" of at most one match, and matches
+    come in the order of their ":". Sets ``colon`` to that ":" and ``end`` just past the
+    match. Each whitespace run before a ":" is read once: linear in the text."""
+    cdef Py_ssize_t c = at, e, j, m, s, lo
+    cdef Py_UCS4 last
+    cdef int k, w
+    while c < n:
+        c = PyUnicode_FindChar(text, 58, c, n, 1)  # :
+        if c < 0:
+            return -1
+        # the value: whitespace, then one of _CUE_VALUES (no value is a prefix of another)
+        j = c + 1
+        while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
+            j += 1
+        m = 0
+        for k in range(7):
+            m = _at(kind, data, j, n, _CUE_VALUES[k], True)
+            if m:
+                break
+        if m:
+            # the property: whitespace back from the ":", then a word ending there
+            e = c
+            while e > start and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, e - 1)):
+                e -= 1
+            if e > start:
+                last = _fold(PyUnicode_READ(kind, data, e - 1), True)
+                lo = -1
+                if last == 121:  # y: display, visibility
+                    lo = 0
+                elif last == 116:  # t: float
+                    lo = 2
+                elif last == 110:  # n: position
+                    lo = 3
+                if lo >= 0:
+                    for w in range(lo, 2 if lo == 0 else lo + 1):
+                        s = e - <Py_ssize_t>strlen(_CUE_WORDS[w])
+                        if s >= start and _at(kind, data, s, n, _CUE_WORDS[w], True):
+                            colon[0] = c
+                            end[0] = j + m
+                            return s
+        c += 1
+    return -1
+
+
 def sheet_rules(str sheet, Py_ssize_t limit):
     """``css.cue_rules_python(sheet, limit)`` compiled: ``([(selectors, hides)], whole)``; None
     when the sheet, its comments and at-rules removed, holds U+0130 (the Python reading then
@@ -1497,44 +1606,28 @@ def sheet_rules(str sheet, Py_ssize_t limit):
     cdef Py_ssize_t n = len(text), i = 0, pos, end, k, a, b, count = 0
     cdef Py_ssize_t scanned = 0, last_brace_open = -1, last_brace_close = -1
     cdef Py_ssize_t next_open = -2, next_close = -2, last_open = -1, open_at, last_close, outer
-    cdef Py_ssize_t stop
+    cdef Py_ssize_t stop, colon = -1
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef int w, v, cues
-    cdef Py_UCS4 ch
+    cdef int cues
     cdef list out = []
     cdef str selectors
-    if kind != 1:  # (a UCS1 string cannot hold U+0130)
-        for i in range(n):
-            if PyUnicode_READ(kind, data, i) == 0x130:
-                return None
-        i = 0
+    if kind != 1 and PyUnicode_FindChar(text, 0x130, 0, n, 1) >= 0:
+        return None  # (a UCS1 string cannot hold U+0130)
     while True:
-        i = _cue_candidate(kind, data, i, n, _CUE_FIRST_FOLDED)
-        if i >= n:
+        pos = _next_cue(text, kind, data, colon + 1, n, i, &colon, &end)
+        if pos < 0:
             return out, True
-        end = _cue_match(kind, data, i, n, True, &w, &v)
-        if end == 0:
-            i += 1
-            continue
-        pos = i
         i = end  # the next cue after this one, as finditer goes
-        # the last "{" and "}" before pos, read forward once over the whole text
-        if kind == 1:
-            while scanned < pos:
-                ch = (<const unsigned char*>data)[scanned]
-                if ch == 123:
-                    last_brace_open = scanned
-                elif ch == 125:
-                    last_brace_close = scanned
-                scanned += 1
-        while scanned < pos:
-            ch = PyUnicode_READ(kind, data, scanned)
-            if ch == 123:
-                last_brace_open = scanned
-            elif ch == 125:
-                last_brace_close = scanned
-            scanned += 1
+        # the last "{" and "}" before pos: searched back to where the last search began
+        if scanned < pos:
+            k = PyUnicode_FindChar(text, 123, scanned, pos, -1)
+            if k >= 0:
+                last_brace_open = k
+            k = PyUnicode_FindChar(text, 125, scanned, pos, -1)
+            if k >= 0:
+                last_brace_close = k
+            scanned = pos
         open_at = last_brace_open
         last_close = last_brace_close
         if open_at <= last_open or open_at < last_close:
