@@ -281,6 +281,15 @@ def test_kind_word_mask_is_the_python_one(text: str) -> None:
 
     assert kind_word_mask(text) == kind.word_mask_python(text)
     assert kind_word_mask("x-product-price-y") == kind.word_mask_python("x-product-price-y") != 0
+    # words inside, overlapping and ending other words (the automaton's failure links)
+    for name in (
+        "search-results-products-gridpricing",
+        "pproduct-product-listinglisting",
+        "post-bodypostbodytopic-post-stream",
+        "PRODUCT-ITEMS-GRID",
+        "docsdocumentation",
+    ):
+        assert kind_word_mask(name.lower()) == kind.word_mask_python(name.lower()) != 0
 
 
 @needs_compiled

@@ -100,34 +100,70 @@ cdef int _tag_flags(str tag):
     return flags
 
 
-# The class/id words as a trie over ASCII (caches.WORDS_RE's alternation, matched in C):
-# node 0 is the root; _NEXT[node * 128 + ch] is the child (0: none); _END[node] the flags
+# A trie over ASCII words, compact: a word's characters are the columns (``col[ch]``, 0 for a
+# character in no word), so a node's row is a few dozen entries and both tables stay in the
+# first-level cache (rows of 128 ints made the kind words' table 240 KB, read at every
+# character of every class name of a page).
+cdef struct _Trie:
+    unsigned char col[128]
+    int cols
+    int* next  # next[node * cols + col[ch]]: the child (0: none); node 0 is the root
+
+
+cdef int _trie_build(_Trie* t, list words, list marks) except -1:
+    """Fill ``t`` with ``words`` (ASCII, not empty); the end node of each word is given the
+    mark at the same index (the caller's table, indexed by the node number returned)."""
+    cdef int nodes = 1 + sum(len(w) for w in words)
+    cdef int n = 1, node, ch, col
+    cdef set alphabet = set()
+    for word in words:
+        if not word or not word.isascii():
+            raise ValueError(f"trie word {word!r} is empty or not ASCII")
+        alphabet.update(word)
+    memset(t.col, 0, sizeof(t.col))
+    for col, c in enumerate(sorted(alphabet), 1):
+        t.col[ord(c)] = col
+    t.cols = len(alphabet) + 1
+    t.next = <int*>calloc(nodes * t.cols, sizeof(int))
+    if t.next is NULL:
+        raise MemoryError()
+    for word in words:
+        node = 0
+        for c in word:
+            ch = t.col[ord(c)]
+            if t.next[node * t.cols + ch] == 0:
+                t.next[node * t.cols + ch] = n
+                n += 1
+            node = t.next[node * t.cols + ch]
+        marks.append(node)
+    return nodes
+
+
+cdef inline int _trie_step(const _Trie* t, int node, unsigned int ch) noexcept nogil:
+    """The child of ``node`` by the ASCII character ``ch`` (< 128); 0: none."""
+    cdef unsigned char col = t.col[ch]
+    if col == 0:
+        return 0
+    return t.next[node * t.cols + col]
+
+
+# The class/id words (caches.WORDS_RE's alternation, matched in C): _END[node] the flags
 # (1 negative, 2 positive, 4 unlikely, 8 maybe-candidate) + 16 when a word ends at the node.
-cdef int* _NEXT = NULL
+cdef _Trie _WORDS
 cdef int* _END = NULL
 
 
 cdef int _build_trie() except -1:
-    global _NEXT, _END
+    global _END
     cdef list words = sorted(caches.WORD_TABLE)
-    cdef int nodes = 1 + sum(len(w) for w in words)
-    cdef int n = 1, node, ch, i
-    _NEXT = <int*>calloc(nodes * 128, sizeof(int))
+    cdef list ends = []
+    cdef int nodes = _trie_build(&_WORDS, words, ends)
     _END = <int*>calloc(nodes, sizeof(int))
-    if _NEXT is NULL or _END is NULL:
+    if _END is NULL:
         raise MemoryError()
-    for word in words:
-        if not word.isascii():
-            raise ValueError(f"class/id word {word!r} is not ASCII")
-        node = 0
-        for c in word:
-            ch = ord(c)
-            if _NEXT[node * 128 + ch] == 0:
-                _NEXT[node * 128 + ch] = n
-                n += 1
-            node = _NEXT[node * 128 + ch]
+    for word, node in zip(words, ends):
         neg, pos, unlikely, maybe = caches.WORD_TABLE[word]
-        _END[node] = 16 | (1 if neg else 0) | (2 if pos else 0) | (4 if unlikely else 0) | (
+        _END[<int>node] = 16 | (1 if neg else 0) | (2 if pos else 0) | (4 if unlikely else 0) | (
             8 if maybe else 0)
     return 0
 
@@ -154,7 +190,7 @@ cdef int _word_flags(str lowered):
         found = 0
         j = i
         while j < n:
-            nxt = _NEXT[node * 128 + s[j]]
+            nxt = _trie_step(&_WORDS, node, s[j])
             if nxt == 0:
                 break
             node = nxt
@@ -170,60 +206,101 @@ cdef int _word_flags(str lowered):
     return flags
 
 
-# The page kind's class/id words (rules.NAME_KIND_EVIDENCE) as a second trie: every
-# occurrence, overlapping ones too (kind.word_mask_python's ``word in text`` for each word).
-cdef int* _KNEXT = NULL
-cdef uint64_t* _KEND = NULL
+# The page kind's class/id words (rules.NAME_KIND_EVIDENCE), every occurrence, overlapping
+# ones too (kind.word_mask_python's ``word in text`` for each word): an Aho-Corasick automaton
+# over the words' characters, one step a character (a trie walked from every position took
+# several). _KGO[state * cols + col] is the next state, _KOUT[state] the bits of the words
+# that end there (its own and those of its proper suffixes that are words).
+cdef unsigned char _KCOL[128]
+cdef int _KCOLS = 0
+cdef int* _KGO = NULL
+cdef uint64_t* _KOUT = NULL
 cdef tuple _KIND_WORDS = tuple(w for w, _, _ in rules.NAME_KIND_EVIDENCE)
 
 
-cdef int _build_kind_trie() except -1:
-    global _KNEXT, _KEND
-    cdef int nodes = 1 + sum(len(w) for w in _KIND_WORDS)
-    cdef int n = 1, node, ch, i
+cdef int _build_kind_automaton() except -1:
+    global _KCOLS, _KGO, _KOUT
+    cdef int state, col
     if len(_KIND_WORDS) > 64:
         raise ValueError("more than 64 kind words: the mask is 64 bits")
-    _KNEXT = <int*>calloc(nodes * 128, sizeof(int))
-    _KEND = <uint64_t*>calloc(nodes, sizeof(uint64_t))
-    if _KNEXT is NULL or _KEND is NULL:
-        raise MemoryError()
-    for i, word in enumerate(_KIND_WORDS):
+    for word in _KIND_WORDS:
         if not word or not word.isascii():
             raise ValueError(f"kind word {word!r} is empty or not ASCII")
-        node = 0
+    alphabet = sorted(set("".join(_KIND_WORDS)))
+    memset(_KCOL, 0, sizeof(_KCOL))
+    for col, c in enumerate(alphabet, 1):
+        _KCOL[ord(c)] = col
+    _KCOLS = len(alphabet) + 1  # column 0: a character in no word (back to the root)
+    children = [{}]  # the trie
+    out = [0]
+    for bit, word in enumerate(_KIND_WORDS):  # (bit untyped: a Python int, up to 1 << 63)
+        state = 0
         for c in word:
-            ch = ord(c)
-            if _KNEXT[node * 128 + ch] == 0:
-                _KNEXT[node * 128 + ch] = n
-                n += 1
-            node = _KNEXT[node * 128 + ch]
-        _KEND[node] |= (<uint64_t>1) << i
+            col = _KCOL[ord(c)]
+            if col not in children[state]:
+                children[state][col] = len(children)
+                children.append({})
+                out.append(0)
+            state = children[state][col]
+        out[state] |= 1 << bit
+    go = [[0] * _KCOLS for _ in children]
+    fail = [0] * len(children)
+    queue = []
+    for col, child in children[0].items():
+        go[0][col] = child
+        queue.append(child)
+    for state in queue:  # breadth first: a state's failure is shallower, already complete
+        out[state] |= out[fail[state]]
+        for col in range(_KCOLS):
+            child = children[state].get(col)
+            if child is None:
+                go[state][col] = go[fail[state]][col]
+            else:
+                go[state][col] = child
+                fail[child] = go[fail[state]][col]
+                queue.append(child)
+    _KGO = <int*>calloc(len(children) * _KCOLS, sizeof(int))
+    _KOUT = <uint64_t*>calloc(len(children), sizeof(uint64_t))
+    if _KGO is NULL or _KOUT is NULL:
+        raise MemoryError()
+    for state in range(len(children)):
+        _KOUT[state] = out[state]
+        for col in range(_KCOLS):
+            _KGO[state * _KCOLS + col] = go[state][col]
     return 0
 
 
-_build_kind_trie()
+_build_kind_automaton()
 
 
 cdef uint64_t _trie_mask(int kind, const void* data, Py_ssize_t n, bint fold) noexcept:
     """The bits of the evidence words found in the text (``fold``: A-Z read as a-z)."""
-    cdef Py_ssize_t i, j
+    cdef Py_ssize_t i
     cdef unsigned int ch
-    cdef int node
+    cdef int state = 0
     cdef uint64_t mask = 0
-    for i in range(n):
-        node = 0
-        j = i
-        while j < n:
-            ch = <unsigned int>PyUnicode_READ(kind, data, j)
+    cdef const unsigned char* b1
+    if kind == 1 and fold:  # most names: one byte a character, read without the switch
+        b1 = <const unsigned char*>data
+        for i in range(n):
+            ch = b1[i]
             if ch >= 128:
-                break
-            if fold and 65 <= ch <= 90:
+                state = 0
+                continue
+            if 65 <= ch <= 90:
                 ch += 32
-            node = _KNEXT[node * 128 + <int>ch]
-            if node == 0:
-                break
-            mask |= _KEND[node]
-            j += 1
+            state = _KGO[state * _KCOLS + _KCOL[ch]]
+            mask |= _KOUT[state]
+        return mask
+    for i in range(n):
+        ch = <unsigned int>PyUnicode_READ(kind, data, i)
+        if ch >= 128:
+            state = 0  # in no word
+            continue
+        if fold and 65 <= ch <= 90:
+            ch += 32
+        state = _KGO[state * _KCOLS + _KCOL[ch]]
+        mask |= _KOUT[state]
     return mask
 
 
