@@ -12,7 +12,7 @@ turned into Python strings.
 
 from libc.stdlib cimport calloc, free, realloc
 from libc.stdint cimport uint64_t
-from libc.string cimport memchr, memcpy, memset, strcmp, strlen
+from libc.string cimport memchr, memcpy, memset, strcmp, strlen, strstr
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport Py_UNICODE_ISALPHA, Py_UNICODE_ISSPACE
 
@@ -71,6 +71,9 @@ cdef enum:
     F_COUNTED = 16
     F_LINK = 32
     F_LABEL = 64
+    # not a tag's: set on an open element's entry of _Walker.flags when a link's context span
+    # is aggregated at it (_Walker.spans), so its end looks the span up only then
+    F_SPAN = 1 << 20
 
 
 cdef dict _TAG_FLAGS = {}
@@ -423,6 +426,15 @@ cdef inline str _attr_value(xmlNode* c, xmlAttr* attr):
     return cetree.attributeValue(c, attr)
 
 
+cdef inline const char* _simple_value(xmlAttr* attr) noexcept nogil:
+    """The attribute's value as libxml2 holds it when it is one text node (the common case
+    ``_attr_value`` reads directly); NULL otherwise (or no value)."""
+    cdef xmlNode* child = attr.children
+    if child is NULL or child.next is not NULL or child.type != tree.XML_TEXT_NODE:
+        return NULL
+    return <const char*>child.content
+
+
 cdef inline xmlNode* _after(xmlNode* c, xmlNode* top) noexcept nogil:
     """The node after ``c`` and its subtree in document order, not leaving the subtree of
     ``top``; NULL past its end."""
@@ -754,10 +766,11 @@ cdef class _Walker:
                 at = self.n_starts - 1 - levels
                 if at < 0:
                     at = 0
-                agg = self.spans.get(at)
+                agg = self.spans.get(at) if self.flags[at] & F_SPAN else None
                 if agg is None:
                     agg = [self.starts[at], 0]
                     self.spans[at] = agg
+                    self.flags[at] |= F_SPAN
                 link = RawLink.__new__(RawLink)
                 link.href = href
                 link.el = None  # set at its end when it has no words (partition._alt_text)
@@ -785,10 +798,9 @@ cdef class _Walker:
         cdef list fstack = self.fstack
         cdef int state
         self.n_starts -= 1
-        if self.spans:
-            span = self.spans.pop(self.n_starts, None)
-            if span is not None:
-                (<list>span)[1] = len(self.words)
+        if self.flags[self.n_starts] & F_SPAN:
+            span = self.spans.pop(self.n_starts)
+            (<list>span)[1] = len(self.words)
         if is_tag:
             if (flags & F_LINK) and self.lstack:
                 link = self.lstack.pop()
@@ -1206,6 +1218,9 @@ def survey(root):
     cdef tuple fact_properties = _survey.FACT_META_PROPERTIES
     cdef bint is_main
     cdef char f
+    cdef const char* raw
+    cdef const char* last_class = NULL  # the last class value read as it is, and its "price"
+    cdef bint last_price = False
     while c is not NULL:
         if c.type == tree.XML_ELEMENT_NODE:
             script = meta = link = itemprop = is_main = False
@@ -1268,10 +1283,20 @@ def survey(root):
                     f = aname[0]
                     if f == 99:  # class, content
                         if strcmp(aname, "class") == 0:
-                            value = _attr_value(c, attr)
-                            values.add(value)
-                            if "price" in value:
-                                prices += 1
+                            raw = _simple_value(attr)
+                            if raw is NULL:
+                                value = _attr_value(c, attr)
+                                values.add(value)
+                                if "price" in value:
+                                    prices += 1
+                            else:
+                                # siblings often share a class: the last one is not read again
+                                if last_class is NULL or strcmp(raw, last_class) != 0:
+                                    values.add(raw[:strlen(raw)].decode("utf-8"))
+                                    last_class = raw
+                                    last_price = strstr(raw, "price") is not NULL
+                                if last_price:
+                                    prices += 1
                         elif meta and strcmp(aname, "content") == 0:
                             content = _attr_value(c, attr)
                     elif f == 105:  # id, itemtype
