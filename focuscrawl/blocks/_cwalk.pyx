@@ -14,6 +14,7 @@ from libc.stdlib cimport calloc, free, realloc
 from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memset, strcmp, strlen, strstr
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.unicode cimport Py_UNICODE_ISALPHA, Py_UNICODE_ISSPACE
 
 cdef extern from "Python.h":
@@ -1076,6 +1077,66 @@ cdef object _resolve_common(str href, str origin, dict cache):
     return url
 
 
+# ---- the page's Block and Link objects, filled slot by slot ----------------------------------
+# Block and Link (model.py) are dataclasses with __slots__: a fresh object (``cls.__new__``)
+# has every slot empty, and ``obj.field = value`` goes through the type's attribute look-up to
+# the slot's member descriptor. Here each value is put in its slot directly, at the offset
+# the descriptor names (read once per class); a class whose fields are not plain object slots
+# is filled by setattr as before.
+
+cdef extern from "Python.h":
+    """
+    #include "structmember.h"
+    static Py_ssize_t focuscrawl_member_offset(PyObject* descr) {
+        /* the offset of a plain, writable object slot; -1 for anything else */
+        PyMemberDef* m;
+        if (Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        m = ((PyMemberDescrObject*)descr)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY)) return -1;
+        return m->offset;
+    }
+    """
+    Py_ssize_t focuscrawl_member_offset(object descr)
+
+
+cdef tuple _BLOCK_FIELDS = ("id", "kind", "text", "weight", "tag", "links", "noise_cue")
+cdef tuple _LINK_FIELDS = ("url", "anchor", "context", "block_id", "block_kind", "block_weight",
+                           "noise", "nofollow", "template")
+cdef dict _OFFSETS = {}  # class -> its fields' slot offsets (a tuple), or None: use setattr
+
+
+cdef object _slot_offsets(object cls, tuple fields):
+    cdef object hit = _OFFSETS.get(cls, False)
+    cdef Py_ssize_t offset
+    cdef list offsets
+    if hit is not False:
+        return hit
+    offsets = []
+    for name in fields:
+        offset = -1
+        for klass in cls.__mro__:  # the descriptor where attribute look-up finds it
+            if name in klass.__dict__:
+                offset = focuscrawl_member_offset(klass.__dict__[name])
+                break
+        if offset <= 0:
+            offsets = None
+            break
+        offsets.append(offset)
+    hit = tuple(offsets) if offsets is not None else None
+    if len(_OFFSETS) < 16:
+        _OFFSETS[cls] = hit
+    return hit
+
+
+cdef inline void _put(object obj, Py_ssize_t offset, object value) noexcept:
+    """``obj``'s slot at ``offset`` holds ``value`` (a new reference; the old one released)."""
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>obj) + offset)
+    cdef PyObject* old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject*>value
+    Py_XDECREF(old)
+
+
 def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link_cls,
              heading_tags, alt_text, double noise_weight, Py_ssize_t max_anchor_words):
     """``partition._assemble`` compiled: blocks and links of ``page`` from a walk and its kinds;
@@ -1091,9 +1152,15 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
     cdef Segment seg
     cdef RawLink raw
     cdef Py_ssize_t i, n = len(segments), a0, a1, n0, n1, bid, cut = 0
-    cdef tuple kw
+    cdef tuple kw, info
     cdef str kind, text, href, absolute, anchor, context
-    cdef object block, link, weight
+    cdef object block, link, weight, link_weight
+    cdef bint noise
+    cdef list block_links
+    cdef list block_info = []  # per block made here: (kind, weight, its links)
+    cdef Py_ssize_t first = len(blocks)  # (the page's blocks so far, none in practice)
+    cdef object block_slots = _slot_offsets(block_cls, _BLOCK_FIELDS)
+    cdef object link_slots = _slot_offsets(link_cls, _LINK_FIELDS)
     if len(kinds) != n:
         raise ValueError("one kind per segment")
     for i in range(n):
@@ -1105,15 +1172,28 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         weight = kw[1]
         text = _join(words, seg.w0, seg.w1)
         block = block_cls.__new__(block_cls)
-        block.id = len(blocks)
-        block.kind = kind
-        block.text = text
-        block.weight = weight
-        block.tag = seg.frame.tag
-        block.links = []
-        block.noise_cue = _noise_cue(kind, seg.frame)
-        seg.block = len(blocks)
+        bid = len(blocks)
+        block_links = []
+        if block_slots is not None:
+            _put(block, <Py_ssize_t>block_slots[0], bid)
+            _put(block, <Py_ssize_t>block_slots[1], kind)
+            _put(block, <Py_ssize_t>block_slots[2], text)
+            _put(block, <Py_ssize_t>block_slots[3], weight)
+            _put(block, <Py_ssize_t>block_slots[4], seg.frame.tag)
+            _put(block, <Py_ssize_t>block_slots[5], block_links)
+            _put(block, <Py_ssize_t>block_slots[6], _noise_cue(kind, seg.frame))
+        else:
+            block.id = bid
+            block.kind = kind
+            block.text = text
+            block.weight = weight
+            block.tag = seg.frame.tag
+            block.links = block_links
+            block.noise_cue = _noise_cue(kind, seg.frame)
+        seg.block = bid
         blocks.append(block)
+        # what a link of the block reads of it, without an attribute look-up per link
+        block_info.append((kind, weight, block_links))
         if text and not seg.frame.hidden and seg.frame.tag in heading_tags:
             headings.append(text)
     cdef str origin = _origin(page.base_url)
@@ -1123,7 +1203,15 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         if absolute is None:
             absolute = _resolve_common(href, origin, cache)
             if absolute is None:
-                absolute = resolve(href)
+                if href and href[0] == "#":
+                    # a place on the page itself: whatever the fragment, the resolver (urljoin,
+                    # then the fragment cut) answers what it answers for "#" alone
+                    absolute = cache.get("#")
+                    if absolute is None:
+                        absolute = resolve("#")
+                    cache[href] = absolute
+                else:
+                    absolute = resolve(href)
         if not absolute:
             continue
         a0 = raw.w0
@@ -1146,25 +1234,38 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         else:
             context = ""
         bid = raw.segment.block if raw.segment is not None else -1
-        link = link_cls.__new__(link_cls)
-        link.url = absolute
-        link.anchor = anchor
-        link.context = context
-        link.nofollow = raw.nofollow
-        link.template = False
         if bid >= 0:
-            block = blocks[bid]
-            kind = block.kind
-            link.block_id = bid
-            link.block_kind = kind
-            link.block_weight = block.weight
-            link.noise = kind == "noise"
-            block.links.append(link)
+            info = <tuple>block_info[bid - first]
+            kind = <str>info[0]
+            link_weight = info[1]
+            noise = kind == "noise"
         else:
-            link.block_id = -1
-            link.block_kind = "noise"
-            link.block_weight = noise_weight
-            link.noise = True
+            kind = "noise"
+            link_weight = noise_weight
+            noise = True
+        link = link_cls.__new__(link_cls)
+        if link_slots is not None:
+            _put(link, <Py_ssize_t>link_slots[0], absolute)
+            _put(link, <Py_ssize_t>link_slots[1], anchor)
+            _put(link, <Py_ssize_t>link_slots[2], context)
+            _put(link, <Py_ssize_t>link_slots[3], bid if bid >= 0 else -1)
+            _put(link, <Py_ssize_t>link_slots[4], kind)
+            _put(link, <Py_ssize_t>link_slots[5], link_weight)
+            _put(link, <Py_ssize_t>link_slots[6], noise)
+            _put(link, <Py_ssize_t>link_slots[7], raw.nofollow)
+            _put(link, <Py_ssize_t>link_slots[8], False)
+        else:
+            link.url = absolute
+            link.anchor = anchor
+            link.context = context
+            link.nofollow = raw.nofollow
+            link.template = False
+            link.block_id = bid if bid >= 0 else -1
+            link.block_kind = kind
+            link.block_weight = link_weight
+            link.noise = noise
+        if bid >= 0:
+            (<list>info[2]).append(link)
         out_links.append(link)
     return cut
 
