@@ -15,6 +15,7 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memchr, memcpy, memset, strcmp, strlen, strstr
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.list cimport PyList_Clear
 from cpython.unicode cimport Py_UNICODE_ISALPHA, Py_UNICODE_ISSPACE
 
 cdef extern from "Python.h":
@@ -2253,10 +2254,12 @@ def release(walk):
     reference counting frees it at once (``partition._fill`` does this after assembly)."""
     cdef Frame f
     cdef Segment seg
-    for f in walk.frames:
-        f.children = []
+    for f in walk.frames:  # emptied in place (as the Python walk's are): no new list each
+        if f.children:
+            PyList_Clear(f.children)
     for seg in walk.segments:
-        seg.links = []
+        if seg.links:
+            PyList_Clear(seg.links)
 
 
 # ---- markup.py's scan, compiled: the same tokens, over the string's own code units ----------
