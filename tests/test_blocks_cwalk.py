@@ -80,6 +80,12 @@ CASES = [
     "<div class='ad'>hidden ad <a href='http://ads.example/'>x</a></div>"
     "<div id='side'>menu <a href='/m'>m</a></div><p class='promo'>p</p>",
     "<div style='display:none'>h</div><div hidden>h2</div><div aria-hidden=true>h3</div>",
+    # inline styles read by the compiled cue scan: case, Unicode whitespace, the Kelvin sign,
+    # U+0130, a declaration starting inside another, values that are no cue
+    "<div style='DISPLAY :\u00a0NONE'>a</div><div style='position:stic\u212ay'>b</div>"
+    "<div style='position:fixedisplay:none'>c</div><div style='float: none'>d</div>"
+    "<div style='visibility:visible;display:block'>e</div><div style='d\u0130splay:none'>f</div>"
+    "<div style='x:none;visibility\t:\nHIDDEN'>g</div><div style='float:right'>h</div>",
     "<a href='/img'><img alt='An image' src='x.png'></a><a href='/t' title=' Title  here '></a>",
     # links without words: title, aria-label, else the first img's alt or title within 100
     "<a href='/1' title='' aria-label=' Aria\tlabel '><img alt='no'></a>"

@@ -669,7 +669,7 @@ cdef class _Walker:
         cdef Py_ssize_t at
         cdef list agg
         cdef RawLink link
-        cdef int state
+        cdef int state, cues
         cdef object key
         cdef list fstack = self.fstack
         attr = c.properties
@@ -714,8 +714,10 @@ cdef class _Walker:
         unlikely = unlikely or modal or chrome_role
         hidden = hidden or modal
         if style:
-            hidden = hidden or _INLINE_HIDDEN(style)
-            sidebar = _INLINE_SIDEBAR(style)
+            # sheet.declares_hidden / declares_sidebar of the style, in one compiled scan
+            cues = _cue_kinds(PyUnicode_KIND(style), PyUnicode_DATA(style), 0, len(<str>style))
+            hidden = hidden or (cues & CUE_HIDDEN) != 0
+            sidebar = (cues & CUE_SIDEBAR) != 0
         if use_css and (
             tag in css_tags
             or (el_id and el_id in css_ids)
@@ -835,10 +837,8 @@ cdef class _Walker:
         return 0
 
 
-_INLINE_HIDDEN = sheet.declares_hidden
 cdef frozenset _MODAL_ROLES = rules.MODAL_ROLES
 cdef frozenset _CHROME_ROLES = rules.CHROME_ROLES
-_INLINE_SIDEBAR = sheet.declares_sidebar
 cdef double _SIDEBAR_STYLE_WEIGHT = rules.SIDEBAR_STYLE_WEIGHT
 cdef Py_ssize_t _MAX_LABELS = rules.MAX_LABELS
 cdef Py_ssize_t _MAX_CUE_CLIMB = rules.MAX_CUE_CLIMB
