@@ -81,6 +81,12 @@ CASES = [
     "<div class='ad'>hidden ad <a href='http://ads.example/'>x</a></div>"
     "<div id='side'>menu <a href='/m'>m</a></div><p class='promo'>p</p>",
     "<div style='display:none'>h</div><div hidden>h2</div><div aria-hidden=true>h3</div>",
+    # inline styles read by the compiled cue scan: case, Unicode whitespace, the Kelvin sign,
+    # U+0130, a declaration starting inside another, values that are no cue
+    "<div style='DISPLAY :\u00a0NONE'>a</div><div style='position:stic\u212ay'>b</div>"
+    "<div style='position:fixedisplay:none'>c</div><div style='float: none'>d</div>"
+    "<div style='visibility:visible;display:block'>e</div><div style='d\u0130splay:none'>f</div>"
+    "<div style='x:none;visibility\t:\nHIDDEN'>g</div><div style='float:right'>h</div>",
     "<a href='/img'><img alt='An image' src='x.png'></a><a href='/t' title=' Title  here '></a>",
     # links without words: title, aria-label, else the first img's alt or title within 100
     "<a href='/1' title='' aria-label=' Aria\tlabel '><img alt='no'></a>"
@@ -282,6 +288,15 @@ def test_kind_word_mask_is_the_python_one(text: str) -> None:
 
     assert kind_word_mask(text) == kind.word_mask_python(text)
     assert kind_word_mask("x-product-price-y") == kind.word_mask_python("x-product-price-y") != 0
+    # words inside, overlapping and ending other words (the automaton's failure links)
+    for name in (
+        "search-results-products-gridpricing",
+        "pproduct-product-listinglisting",
+        "post-bodypostbodytopic-post-stream",
+        "PRODUCT-ITEMS-GRID",
+        "docsdocumentation",
+    ):
+        assert kind_word_mask(name.lower()) == kind.word_mask_python(name.lower()) != 0
 
 
 @needs_compiled
@@ -370,6 +385,11 @@ def test_compiled_sheet_reading_on_hand_made_sheets() -> None:
         ".e{position:fixedisplay:none}",  # both cues: the second starts inside the first
         ".f{display:none",  # never closed
         "\u212a{display:none}.k{position:sticky}",  # Kelvin sign: "k" when folded
+        # found by their ":": whitespace around it, values and properties that do not match,
+        # a property that starts inside the match before it
+        ".g{position:absolutedisplay : none}.h{x:none;display:block}",
+        "a{float\t:\nright;DISPLAY\u2003:NONE}.i{display:nonevisibility:hidden}",
+        ".j{isplay:none;d isplay:none;:none;display:}.l{ : display:none}",
     ]
     for text in sheets:
         assert sheet_rules(text, 100) == css.cue_rules_python(text, 100), text

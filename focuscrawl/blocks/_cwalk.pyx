@@ -12,8 +12,10 @@ turned into Python strings.
 
 from libc.stdlib cimport calloc, free, realloc
 from libc.stdint cimport uint64_t
-from libc.string cimport memchr, memcpy, memset, strcmp, strlen
+from libc.string cimport memchr, memcpy, memset, strcmp, strlen, strstr
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.list cimport PyList_Clear
 from cpython.unicode cimport Py_UNICODE_ISALPHA, Py_UNICODE_ISSPACE
 
 cdef extern from "Python.h":
@@ -71,6 +73,9 @@ cdef enum:
     F_COUNTED = 16
     F_LINK = 32
     F_LABEL = 64
+    # not a tag's: set on an open element's entry of _Walker.flags when a link's context span
+    # is aggregated at it (_Walker.spans), so its end looks the span up only then
+    F_SPAN = 1 << 20
 
 
 cdef dict _TAG_FLAGS = {}
@@ -100,34 +105,70 @@ cdef int _tag_flags(str tag):
     return flags
 
 
-# The class/id words as a trie over ASCII (caches.WORDS_RE's alternation, matched in C):
-# node 0 is the root; _NEXT[node * 128 + ch] is the child (0: none); _END[node] the flags
+# A trie over ASCII words, compact: a word's characters are the columns (``col[ch]``, 0 for a
+# character in no word), so a node's row is a few dozen entries and both tables stay in the
+# first-level cache (rows of 128 ints made the kind words' table 240 KB, read at every
+# character of every class name of a page).
+cdef struct _Trie:
+    unsigned char col[128]
+    int cols
+    int* next  # next[node * cols + col[ch]]: the child (0: none); node 0 is the root
+
+
+cdef int _trie_build(_Trie* t, list words, list marks) except -1:
+    """Fill ``t`` with ``words`` (ASCII, not empty); the end node of each word is given the
+    mark at the same index (the caller's table, indexed by the node number returned)."""
+    cdef int nodes = 1 + sum(len(w) for w in words)
+    cdef int n = 1, node, ch, col
+    cdef set alphabet = set()
+    for word in words:
+        if not word or not word.isascii():
+            raise ValueError(f"trie word {word!r} is empty or not ASCII")
+        alphabet.update(word)
+    memset(t.col, 0, sizeof(t.col))
+    for col, c in enumerate(sorted(alphabet), 1):
+        t.col[ord(c)] = col
+    t.cols = len(alphabet) + 1
+    t.next = <int*>calloc(nodes * t.cols, sizeof(int))
+    if t.next is NULL:
+        raise MemoryError()
+    for word in words:
+        node = 0
+        for c in word:
+            ch = t.col[ord(c)]
+            if t.next[node * t.cols + ch] == 0:
+                t.next[node * t.cols + ch] = n
+                n += 1
+            node = t.next[node * t.cols + ch]
+        marks.append(node)
+    return nodes
+
+
+cdef inline int _trie_step(const _Trie* t, int node, unsigned int ch) noexcept nogil:
+    """The child of ``node`` by the ASCII character ``ch`` (< 128); 0: none."""
+    cdef unsigned char col = t.col[ch]
+    if col == 0:
+        return 0
+    return t.next[node * t.cols + col]
+
+
+# The class/id words (caches.WORDS_RE's alternation, matched in C): _END[node] the flags
 # (1 negative, 2 positive, 4 unlikely, 8 maybe-candidate) + 16 when a word ends at the node.
-cdef int* _NEXT = NULL
+cdef _Trie _WORDS
 cdef int* _END = NULL
 
 
 cdef int _build_trie() except -1:
-    global _NEXT, _END
+    global _END
     cdef list words = sorted(caches.WORD_TABLE)
-    cdef int nodes = 1 + sum(len(w) for w in words)
-    cdef int n = 1, node, ch, i
-    _NEXT = <int*>calloc(nodes * 128, sizeof(int))
+    cdef list ends = []
+    cdef int nodes = _trie_build(&_WORDS, words, ends)
     _END = <int*>calloc(nodes, sizeof(int))
-    if _NEXT is NULL or _END is NULL:
+    if _END is NULL:
         raise MemoryError()
-    for word in words:
-        if not word.isascii():
-            raise ValueError(f"class/id word {word!r} is not ASCII")
-        node = 0
-        for c in word:
-            ch = ord(c)
-            if _NEXT[node * 128 + ch] == 0:
-                _NEXT[node * 128 + ch] = n
-                n += 1
-            node = _NEXT[node * 128 + ch]
+    for word, node in zip(words, ends):
         neg, pos, unlikely, maybe = caches.WORD_TABLE[word]
-        _END[node] = 16 | (1 if neg else 0) | (2 if pos else 0) | (4 if unlikely else 0) | (
+        _END[<int>node] = 16 | (1 if neg else 0) | (2 if pos else 0) | (4 if unlikely else 0) | (
             8 if maybe else 0)
     return 0
 
@@ -154,7 +195,7 @@ cdef int _word_flags(str lowered):
         found = 0
         j = i
         while j < n:
-            nxt = _NEXT[node * 128 + s[j]]
+            nxt = _trie_step(&_WORDS, node, s[j])
             if nxt == 0:
                 break
             node = nxt
@@ -170,60 +211,101 @@ cdef int _word_flags(str lowered):
     return flags
 
 
-# The page kind's class/id words (rules.NAME_KIND_EVIDENCE) as a second trie: every
-# occurrence, overlapping ones too (kind.word_mask_python's ``word in text`` for each word).
-cdef int* _KNEXT = NULL
-cdef uint64_t* _KEND = NULL
+# The page kind's class/id words (rules.NAME_KIND_EVIDENCE), every occurrence, overlapping
+# ones too (kind.word_mask_python's ``word in text`` for each word): an Aho-Corasick automaton
+# over the words' characters, one step a character (a trie walked from every position took
+# several). _KGO[state * cols + col] is the next state, _KOUT[state] the bits of the words
+# that end there (its own and those of its proper suffixes that are words).
+cdef unsigned char _KCOL[128]
+cdef int _KCOLS = 0
+cdef int* _KGO = NULL
+cdef uint64_t* _KOUT = NULL
 cdef tuple _KIND_WORDS = tuple(w for w, _, _ in rules.NAME_KIND_EVIDENCE)
 
 
-cdef int _build_kind_trie() except -1:
-    global _KNEXT, _KEND
-    cdef int nodes = 1 + sum(len(w) for w in _KIND_WORDS)
-    cdef int n = 1, node, ch, i
+cdef int _build_kind_automaton() except -1:
+    global _KCOLS, _KGO, _KOUT
+    cdef int state, col
     if len(_KIND_WORDS) > 64:
         raise ValueError("more than 64 kind words: the mask is 64 bits")
-    _KNEXT = <int*>calloc(nodes * 128, sizeof(int))
-    _KEND = <uint64_t*>calloc(nodes, sizeof(uint64_t))
-    if _KNEXT is NULL or _KEND is NULL:
-        raise MemoryError()
-    for i, word in enumerate(_KIND_WORDS):
+    for word in _KIND_WORDS:
         if not word or not word.isascii():
             raise ValueError(f"kind word {word!r} is empty or not ASCII")
-        node = 0
+    alphabet = sorted(set("".join(_KIND_WORDS)))
+    memset(_KCOL, 0, sizeof(_KCOL))
+    for col, c in enumerate(alphabet, 1):
+        _KCOL[ord(c)] = col
+    _KCOLS = len(alphabet) + 1  # column 0: a character in no word (back to the root)
+    children = [{}]  # the trie
+    out = [0]
+    for bit, word in enumerate(_KIND_WORDS):  # (bit untyped: a Python int, up to 1 << 63)
+        state = 0
         for c in word:
-            ch = ord(c)
-            if _KNEXT[node * 128 + ch] == 0:
-                _KNEXT[node * 128 + ch] = n
-                n += 1
-            node = _KNEXT[node * 128 + ch]
-        _KEND[node] |= (<uint64_t>1) << i
+            col = _KCOL[ord(c)]
+            if col not in children[state]:
+                children[state][col] = len(children)
+                children.append({})
+                out.append(0)
+            state = children[state][col]
+        out[state] |= 1 << bit
+    go = [[0] * _KCOLS for _ in children]
+    fail = [0] * len(children)
+    queue = []
+    for col, child in children[0].items():
+        go[0][col] = child
+        queue.append(child)
+    for state in queue:  # breadth first: a state's failure is shallower, already complete
+        out[state] |= out[fail[state]]
+        for col in range(_KCOLS):
+            child = children[state].get(col)
+            if child is None:
+                go[state][col] = go[fail[state]][col]
+            else:
+                go[state][col] = child
+                fail[child] = go[fail[state]][col]
+                queue.append(child)
+    _KGO = <int*>calloc(len(children) * _KCOLS, sizeof(int))
+    _KOUT = <uint64_t*>calloc(len(children), sizeof(uint64_t))
+    if _KGO is NULL or _KOUT is NULL:
+        raise MemoryError()
+    for state in range(len(children)):
+        _KOUT[state] = out[state]
+        for col in range(_KCOLS):
+            _KGO[state * _KCOLS + col] = go[state][col]
     return 0
 
 
-_build_kind_trie()
+_build_kind_automaton()
 
 
 cdef uint64_t _trie_mask(int kind, const void* data, Py_ssize_t n, bint fold) noexcept:
     """The bits of the evidence words found in the text (``fold``: A-Z read as a-z)."""
-    cdef Py_ssize_t i, j
+    cdef Py_ssize_t i
     cdef unsigned int ch
-    cdef int node
+    cdef int state = 0
     cdef uint64_t mask = 0
-    for i in range(n):
-        node = 0
-        j = i
-        while j < n:
-            ch = <unsigned int>PyUnicode_READ(kind, data, j)
+    cdef const unsigned char* b1
+    if kind == 1 and fold:  # most names: one byte a character, read without the switch
+        b1 = <const unsigned char*>data
+        for i in range(n):
+            ch = b1[i]
             if ch >= 128:
-                break
-            if fold and 65 <= ch <= 90:
+                state = 0
+                continue
+            if 65 <= ch <= 90:
                 ch += 32
-            node = _KNEXT[node * 128 + <int>ch]
-            if node == 0:
-                break
-            mask |= _KEND[node]
-            j += 1
+            state = _KGO[state * _KCOLS + _KCOL[ch]]
+            mask |= _KOUT[state]
+        return mask
+    for i in range(n):
+        ch = <unsigned int>PyUnicode_READ(kind, data, i)
+        if ch >= 128:
+            state = 0  # in no word
+            continue
+        if fold and 65 <= ch <= 90:
+            ch += 32
+        state = _KGO[state * _KCOLS + _KCOL[ch]]
+        mask |= _KOUT[state]
     return mask
 
 
@@ -344,6 +426,15 @@ cdef inline str _attr_value(xmlNode* c, xmlAttr* attr):
         content = <const char*>child.content
         return content[:strlen(content)].decode("utf-8")
     return cetree.attributeValue(c, attr)
+
+
+cdef inline const char* _simple_value(xmlAttr* attr) noexcept nogil:
+    """The attribute's value as libxml2 holds it when it is one text node (the common case
+    ``_attr_value`` reads directly); NULL otherwise (or no value)."""
+    cdef xmlNode* child = attr.children
+    if child is NULL or child.next is not NULL or child.type != tree.XML_TEXT_NODE:
+        return NULL
+    return <const char*>child.content
 
 
 cdef inline xmlNode* _after(xmlNode* c, xmlNode* top) noexcept nogil:
@@ -578,7 +669,7 @@ cdef class _Walker:
         cdef Py_ssize_t at
         cdef list agg
         cdef RawLink link
-        cdef int state
+        cdef int state, cues
         cdef object key
         cdef list fstack = self.fstack
         attr = c.properties
@@ -623,8 +714,10 @@ cdef class _Walker:
         unlikely = unlikely or modal or chrome_role
         hidden = hidden or modal
         if style:
-            hidden = hidden or _INLINE_HIDDEN(style)
-            sidebar = _INLINE_SIDEBAR(style)
+            # sheet.declares_hidden / declares_sidebar of the style, in one compiled scan
+            cues = _cue_kinds(PyUnicode_KIND(style), PyUnicode_DATA(style), 0, len(<str>style))
+            hidden = hidden or (cues & CUE_HIDDEN) != 0
+            sidebar = (cues & CUE_SIDEBAR) != 0
         if use_css and (
             tag in css_tags
             or (el_id and el_id in css_ids)
@@ -677,10 +770,11 @@ cdef class _Walker:
                 at = self.n_starts - 1 - levels
                 if at < 0:
                     at = 0
-                agg = self.spans.get(at)
+                agg = self.spans.get(at) if self.flags[at] & F_SPAN else None
                 if agg is None:
                     agg = [self.starts[at], 0]
                     self.spans[at] = agg
+                    self.flags[at] |= F_SPAN
                 link = RawLink.__new__(RawLink)
                 link.href = href
                 link.el = None  # set at its end when it has no words (partition._alt_text)
@@ -708,10 +802,9 @@ cdef class _Walker:
         cdef list fstack = self.fstack
         cdef int state
         self.n_starts -= 1
-        if self.spans:
-            span = self.spans.pop(self.n_starts, None)
-            if span is not None:
-                (<list>span)[1] = len(self.words)
+        if self.flags[self.n_starts] & F_SPAN:
+            span = self.spans.pop(self.n_starts)
+            (<list>span)[1] = len(self.words)
         if is_tag:
             if (flags & F_LINK) and self.lstack:
                 link = self.lstack.pop()
@@ -744,10 +837,8 @@ cdef class _Walker:
         return 0
 
 
-_INLINE_HIDDEN = sheet.declares_hidden
 cdef frozenset _MODAL_ROLES = rules.MODAL_ROLES
 cdef frozenset _CHROME_ROLES = rules.CHROME_ROLES
-_INLINE_SIDEBAR = sheet.declares_sidebar
 cdef double _SIDEBAR_STYLE_WEIGHT = rules.SIDEBAR_STYLE_WEIGHT
 cdef Py_ssize_t _MAX_LABELS = rules.MAX_LABELS
 cdef Py_ssize_t _MAX_CUE_CLIMB = rules.MAX_CUE_CLIMB
@@ -897,14 +988,25 @@ cdef object _finish(_Walker w, dict cuts):
     return frames.Walk(w.frames, w.segments, w.links, w.words, [], cuts, w.buttons)
 
 
-cdef inline Py_ssize_t _put_word(int okind, void* odata, Py_ssize_t pos, str word):
+# The words' own macros on borrowed pointers: _join reads every word of a block's text, an
+# anchor and a context (≈ 400 joins a page) without a reference count change per word.
+cdef extern from "Python.h":
+    PyObject* _list_item "PyList_GET_ITEM"(object list, Py_ssize_t i) noexcept nogil
+    Py_ssize_t _word_len "PyUnicode_GET_LENGTH"(PyObject* word) noexcept nogil
+    Py_UCS4 _word_maxchar "PyUnicode_MAX_CHAR_VALUE"(PyObject* word) noexcept nogil
+    int _word_kind "PyUnicode_KIND"(PyObject* word) noexcept nogil
+    void* _word_data "PyUnicode_DATA"(PyObject* word) noexcept nogil
+
+
+cdef inline Py_ssize_t _put_word(int okind, void* odata, Py_ssize_t pos,
+                                 PyObject* word) noexcept:
     """Write ``word`` (after a space unless at 0) into a new string's data at ``pos``; the end.
     The string was made wide enough for every word (its maxchar), so a word's kind is at most
     the string's: the same kind is copied whole, a narrower one widened character by
     character."""
-    cdef Py_ssize_t n = len(word), j
-    cdef int wkind = PyUnicode_KIND(word)
-    cdef const void* wdata = PyUnicode_DATA(word)
+    cdef Py_ssize_t n = _word_len(word), j
+    cdef int wkind = _word_kind(word)
+    cdef const void* wdata = _word_data(word)
     if pos:
         PyUnicode_WRITE(okind, odata, pos, 32)
         pos += 1
@@ -917,38 +1019,39 @@ cdef inline Py_ssize_t _put_word(int okind, void* odata, Py_ssize_t pos, str wor
 
 
 cdef str _join(list words, Py_ssize_t a, Py_ssize_t b, Py_ssize_t c=0, Py_ssize_t d=0):
-    """``" ".join(words[a:b] + words[c:d])`` without the slices (ranges empty when reversed)."""
-    cdef Py_ssize_t i, size = 0, count = 0, pos = 0, n
+    """``" ".join(words[a:b] + words[c:d])`` without the slices (ranges empty when reversed).
+    ``words`` holds only ``str`` (the walk's words)."""
+    cdef Py_ssize_t i, size = 0, count = 0, pos = 0
     cdef Py_UCS4 maxchar = 32, m
-    cdef object word
+    cdef PyObject* word
     cdef str out
     cdef Py_ssize_t total = len(words)
     a = min(max(a, 0), total)  # clamp as slicing does
     b = min(max(b, a), total)
     c = min(max(c, 0), total)
     d = min(max(d, c), total)
-    for i in range(a, b):
-        word = words[i]
-        size += len(<str>word)
-        m = PyUnicode_MAX_CHAR_VALUE(word)
-        if m > maxchar:
-            maxchar = m
-    for i in range(c, d):
-        word = words[i]
-        size += len(<str>word)
-        m = PyUnicode_MAX_CHAR_VALUE(word)
-        if m > maxchar:
-            maxchar = m
     count = (b - a) + (d - c)
     if count == 0:
         return ""
+    for i in range(a, b):
+        word = _list_item(words, i)
+        size += _word_len(word)
+        m = _word_maxchar(word)
+        if m > maxchar:
+            maxchar = m
+    for i in range(c, d):
+        word = _list_item(words, i)
+        size += _word_len(word)
+        m = _word_maxchar(word)
+        if m > maxchar:
+            maxchar = m
     out = PyUnicode_New(size + count - 1, maxchar)
     cdef int okind = PyUnicode_KIND(out)
     cdef void* odata = PyUnicode_DATA(out)
     for i in range(a, b):
-        pos = _put_word(okind, odata, pos, <str>words[i])
+        pos = _put_word(okind, odata, pos, _list_item(words, i))
     for i in range(c, d):
-        pos = _put_word(okind, odata, pos, <str>words[i])
+        pos = _put_word(okind, odata, pos, _list_item(words, i))
     return out
 
 
@@ -987,6 +1090,66 @@ cdef object _resolve_common(str href, str origin, dict cache):
     return url
 
 
+# ---- the page's Block and Link objects, filled slot by slot ----------------------------------
+# Block and Link (model.py) are dataclasses with __slots__: a fresh object (``cls.__new__``)
+# has every slot empty, and ``obj.field = value`` goes through the type's attribute look-up to
+# the slot's member descriptor. Here each value is put in its slot directly, at the offset
+# the descriptor names (read once per class); a class whose fields are not plain object slots
+# is filled by setattr as before.
+
+cdef extern from "Python.h":
+    """
+    #include "structmember.h"
+    static Py_ssize_t focuscrawl_member_offset(PyObject* descr) {
+        /* the offset of a plain, writable object slot; -1 for anything else */
+        PyMemberDef* m;
+        if (Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        m = ((PyMemberDescrObject*)descr)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY)) return -1;
+        return m->offset;
+    }
+    """
+    Py_ssize_t focuscrawl_member_offset(object descr)
+
+
+cdef tuple _BLOCK_FIELDS = ("id", "kind", "text", "weight", "tag", "links", "noise_cue")
+cdef tuple _LINK_FIELDS = ("url", "anchor", "context", "block_id", "block_kind", "block_weight",
+                           "noise", "nofollow", "template")
+cdef dict _OFFSETS = {}  # class -> its fields' slot offsets (a tuple), or None: use setattr
+
+
+cdef object _slot_offsets(object cls, tuple fields):
+    cdef object hit = _OFFSETS.get(cls, False)
+    cdef Py_ssize_t offset
+    cdef list offsets
+    if hit is not False:
+        return hit
+    offsets = []
+    for name in fields:
+        offset = -1
+        for klass in cls.__mro__:  # the descriptor where attribute look-up finds it
+            if name in klass.__dict__:
+                offset = focuscrawl_member_offset(klass.__dict__[name])
+                break
+        if offset <= 0:
+            offsets = None
+            break
+        offsets.append(offset)
+    hit = tuple(offsets) if offsets is not None else None
+    if len(_OFFSETS) < 16:
+        _OFFSETS[cls] = hit
+    return hit
+
+
+cdef inline void _put(object obj, Py_ssize_t offset, object value) noexcept:
+    """``obj``'s slot at ``offset`` holds ``value`` (a new reference; the old one released)."""
+    cdef PyObject** slot = <PyObject**>((<char*><PyObject*>obj) + offset)
+    cdef PyObject* old = slot[0]
+    Py_INCREF(value)
+    slot[0] = <PyObject*>value
+    Py_XDECREF(old)
+
+
 def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link_cls,
              heading_tags, alt_text, double noise_weight, Py_ssize_t max_anchor_words):
     """``partition._assemble`` compiled: blocks and links of ``page`` from a walk and its kinds;
@@ -1002,9 +1165,15 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
     cdef Segment seg
     cdef RawLink raw
     cdef Py_ssize_t i, n = len(segments), a0, a1, n0, n1, bid, cut = 0
-    cdef tuple kw
+    cdef tuple kw, info
     cdef str kind, text, href, absolute, anchor, context
-    cdef object block, link, weight
+    cdef object block, link, weight, link_weight
+    cdef bint noise
+    cdef list block_links
+    cdef list block_info = []  # per block made here: (kind, weight, its links)
+    cdef Py_ssize_t first = len(blocks)  # (the page's blocks so far, none in practice)
+    cdef object block_slots = _slot_offsets(block_cls, _BLOCK_FIELDS)
+    cdef object link_slots = _slot_offsets(link_cls, _LINK_FIELDS)
     if len(kinds) != n:
         raise ValueError("one kind per segment")
     for i in range(n):
@@ -1016,15 +1185,28 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         weight = kw[1]
         text = _join(words, seg.w0, seg.w1)
         block = block_cls.__new__(block_cls)
-        block.id = len(blocks)
-        block.kind = kind
-        block.text = text
-        block.weight = weight
-        block.tag = seg.frame.tag
-        block.links = []
-        block.noise_cue = _noise_cue(kind, seg.frame)
-        seg.block = len(blocks)
+        bid = len(blocks)
+        block_links = []
+        if block_slots is not None:
+            _put(block, <Py_ssize_t>block_slots[0], bid)
+            _put(block, <Py_ssize_t>block_slots[1], kind)
+            _put(block, <Py_ssize_t>block_slots[2], text)
+            _put(block, <Py_ssize_t>block_slots[3], weight)
+            _put(block, <Py_ssize_t>block_slots[4], seg.frame.tag)
+            _put(block, <Py_ssize_t>block_slots[5], block_links)
+            _put(block, <Py_ssize_t>block_slots[6], _noise_cue(kind, seg.frame))
+        else:
+            block.id = bid
+            block.kind = kind
+            block.text = text
+            block.weight = weight
+            block.tag = seg.frame.tag
+            block.links = block_links
+            block.noise_cue = _noise_cue(kind, seg.frame)
+        seg.block = bid
         blocks.append(block)
+        # what a link of the block reads of it, without an attribute look-up per link
+        block_info.append((kind, weight, block_links))
         if text and not seg.frame.hidden and seg.frame.tag in heading_tags:
             headings.append(text)
     cdef str origin = _origin(page.base_url)
@@ -1034,7 +1216,15 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         if absolute is None:
             absolute = _resolve_common(href, origin, cache)
             if absolute is None:
-                absolute = resolve(href)
+                if href and href[0] == "#":
+                    # a place on the page itself: whatever the fragment, the resolver (urljoin,
+                    # then the fragment cut) answers what it answers for "#" alone
+                    absolute = cache.get("#")
+                    if absolute is None:
+                        absolute = resolve("#")
+                    cache[href] = absolute
+                else:
+                    absolute = resolve(href)
         if not absolute:
             continue
         a0 = raw.w0
@@ -1057,25 +1247,38 @@ def assemble(page, walk, list kinds, resolve, Py_ssize_t window, block_cls, link
         else:
             context = ""
         bid = raw.segment.block if raw.segment is not None else -1
-        link = link_cls.__new__(link_cls)
-        link.url = absolute
-        link.anchor = anchor
-        link.context = context
-        link.nofollow = raw.nofollow
-        link.template = False
         if bid >= 0:
-            block = blocks[bid]
-            kind = block.kind
-            link.block_id = bid
-            link.block_kind = kind
-            link.block_weight = block.weight
-            link.noise = kind == "noise"
-            block.links.append(link)
+            info = <tuple>block_info[bid - first]
+            kind = <str>info[0]
+            link_weight = info[1]
+            noise = kind == "noise"
         else:
-            link.block_id = -1
-            link.block_kind = "noise"
-            link.block_weight = noise_weight
-            link.noise = True
+            kind = "noise"
+            link_weight = noise_weight
+            noise = True
+        link = link_cls.__new__(link_cls)
+        if link_slots is not None:
+            _put(link, <Py_ssize_t>link_slots[0], absolute)
+            _put(link, <Py_ssize_t>link_slots[1], anchor)
+            _put(link, <Py_ssize_t>link_slots[2], context)
+            _put(link, <Py_ssize_t>link_slots[3], bid if bid >= 0 else -1)
+            _put(link, <Py_ssize_t>link_slots[4], kind)
+            _put(link, <Py_ssize_t>link_slots[5], link_weight)
+            _put(link, <Py_ssize_t>link_slots[6], noise)
+            _put(link, <Py_ssize_t>link_slots[7], raw.nofollow)
+            _put(link, <Py_ssize_t>link_slots[8], False)
+        else:
+            link.url = absolute
+            link.anchor = anchor
+            link.context = context
+            link.nofollow = raw.nofollow
+            link.template = False
+            link.block_id = bid if bid >= 0 else -1
+            link.block_kind = kind
+            link.block_weight = link_weight
+            link.noise = noise
+        if bid >= 0:
+            (<list>info[2]).append(link)
         out_links.append(link)
     return cut
 
@@ -1129,6 +1332,9 @@ def survey(root):
     cdef tuple fact_properties = _survey.FACT_META_PROPERTIES
     cdef bint is_main
     cdef char f
+    cdef const char* raw
+    cdef const char* last_class = NULL  # the last class value read as it is, and its "price"
+    cdef bint last_price = False
     while c is not NULL:
         if c.type == tree.XML_ELEMENT_NODE:
             script = meta = link = itemprop = is_main = False
@@ -1191,10 +1397,20 @@ def survey(root):
                     f = aname[0]
                     if f == 99:  # class, content
                         if strcmp(aname, "class") == 0:
-                            value = _attr_value(c, attr)
-                            values.add(value)
-                            if "price" in value:
-                                prices += 1
+                            raw = _simple_value(attr)
+                            if raw is NULL:
+                                value = _attr_value(c, attr)
+                                values.add(value)
+                                if "price" in value:
+                                    prices += 1
+                            else:
+                                # siblings often share a class: the last one is not read again
+                                if last_class is NULL or strcmp(raw, last_class) != 0:
+                                    values.add(raw[:strlen(raw)].decode("utf-8"))
+                                    last_class = raw
+                                    last_price = strstr(raw, "price") is not NULL
+                                if last_price:
+                                    prices += 1
                         elif meta and strcmp(aname, "content") == 0:
                             content = _attr_value(c, attr)
                     elif f == 105:  # id, itemtype
@@ -1388,11 +1604,38 @@ cdef int _cue_kinds(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noex
 
 cdef inline Py_ssize_t _next_brace(int kind, const void* data, Py_ssize_t i,
                                    Py_ssize_t n) noexcept:
-    """Where the first "{" or "}" at or after ``i`` is; ``n`` when there is none."""
-    cdef Py_UCS4 ch
+    """Where the first "{" or "}" at or after ``i`` is; ``n`` when there is none. One loop per
+    width of the string (no ``PyUnicode_READ`` switch per character); 1-byte strings eight
+    characters at a time (a style sheet's @media blocks are most of it)."""
+    cdef const unsigned char* b1
+    cdef const unsigned short* b2
+    cdef const unsigned int* b4
+    cdef uint64_t word, x, y
+    if kind == 1:
+        b1 = <const unsigned char*>data
+        while i + 8 <= n:
+            memcpy(&word, b1 + i, 8)
+            x = word ^ 0x7B7B7B7B7B7B7B7BULL  # {
+            y = word ^ 0x7D7D7D7D7D7D7D7DULL  # }
+            if ((x - 0x0101010101010101ULL) & ~x | (y - 0x0101010101010101ULL) & ~y) \
+                    & 0x8080808080808080ULL:
+                break
+            i += 8
+        while i < n:
+            if b1[i] == 123 or b1[i] == 125:
+                return i
+            i += 1
+        return n
+    if kind == 2:
+        b2 = <const unsigned short*>data
+        while i < n:
+            if b2[i] == 123 or b2[i] == 125:
+                return i
+            i += 1
+        return n
+    b4 = <const unsigned int*>data
     while i < n:
-        ch = PyUnicode_READ(kind, data, i)
-        if ch == 123 or ch == 125:  # { }
+        if b4[i] == 123 or b4[i] == 125:
             return i
         i += 1
     return n
@@ -1430,22 +1673,53 @@ cdef Py_ssize_t _closing(int kind, const void* data, Py_ssize_t pos, Py_ssize_t 
     return -1
 
 
+cdef inline Py_ssize_t _comment_open(str text, Py_ssize_t i, Py_ssize_t n) except -2:
+    """``text.find("/*", i)``: found by its "*" (``PyUnicode_FindChar``, memchr-fast on most
+    strings; a sheet holds few "*" and many "/"), then the "/" before it checked."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t k = i + 1
+    while k < n:
+        k = PyUnicode_FindChar(text, 42, k, n, 1)  # *
+        if k < 0:
+            return -1
+        if PyUnicode_READ(kind, data, k - 1) == 47:  # /
+            return k - 1
+        k += 1
+    return -1
+
+
+cdef inline Py_ssize_t _comment_close(str text, Py_ssize_t i, Py_ssize_t n) except -2:
+    """``text.find("*/", i)``, by its "*" as ``_comment_open``."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t k = i
+    while k + 1 < n:
+        k = PyUnicode_FindChar(text, 42, k, n - 1, 1)  # a "*" with a character after it
+        if k < 0:
+            return -1
+        if PyUnicode_READ(kind, data, k + 1) == 47:  # /
+            return k
+        k += 1
+    return -1
+
+
 def strip_comments(str text):
-    """``sheet.strip_comments`` compiled (the same text): the same searches, made by
-    ``PyUnicode_Find`` without a Python-level step per comment."""
+    """``sheet.strip_comments`` compiled (the same text): the same searches, without a
+    Python-level step per comment."""
     cdef Py_ssize_t n = len(text), start, end, last = 0
     cdef list pieces
-    start = PyUnicode_Find(text, "/*", 0, n, 1)
+    start = _comment_open(text, 0, n)
     if start < 0:
         return text
     pieces = []
     while start >= 0:
-        end = PyUnicode_Find(text, "*/", start + 2, n, 1)
+        end = _comment_close(text, start + 2, n)
         if end < 0:
             break  # no "*/" after this one: none after any later "/*" either
         pieces.append(text[last:start])
         last = end + 2
-        start = PyUnicode_Find(text, "/*", last, n, 1)
+        start = _comment_open(text, last, n)
     pieces.append(text[last:])
     return "".join(pieces)
 
@@ -1489,6 +1763,57 @@ def strip_at_rules(str text):
     return "".join(pieces)
 
 
+cdef Py_ssize_t _next_cue(str text, int kind, const void* data, Py_ssize_t at, Py_ssize_t n,
+                          Py_ssize_t start, Py_ssize_t* colon, Py_ssize_t* end) except -2:
+    """``css._CUE`` (folded) as ``finditer`` finds it past a match ending at ``start``: where
+    the next declaration starts that begins at or after ``start`` and whose ":" is at or after
+    ``at``; -1: none. Found by its ":" (``PyUnicode_FindChar``; a sheet has about one a
+    declaration, and "d", "v", "f" or "p" every few characters): a match holds exactly one
+    ":", its property ends just before the whitespace in front of it and its value starts
+    after the whitespace behind it, so each ":" is the ":" of at most one match, and matches
+    come in the order of their ":". Sets ``colon`` to that ":" and ``end`` just past the
+    match. Each whitespace run before a ":" is read once: linear in the text."""
+    cdef Py_ssize_t c = at, e, j, m, s, lo
+    cdef Py_UCS4 last
+    cdef int k, w
+    while c < n:
+        c = PyUnicode_FindChar(text, 58, c, n, 1)  # :
+        if c < 0:
+            return -1
+        # the value: whitespace, then one of _CUE_VALUES (no value is a prefix of another)
+        j = c + 1
+        while j < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j)):
+            j += 1
+        m = 0
+        for k in range(7):
+            m = _at(kind, data, j, n, _CUE_VALUES[k], True)
+            if m:
+                break
+        if m:
+            # the property: whitespace back from the ":", then a word ending there
+            e = c
+            while e > start and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, e - 1)):
+                e -= 1
+            if e > start:
+                last = _fold(PyUnicode_READ(kind, data, e - 1), True)
+                lo = -1
+                if last == 121:  # y: display, visibility
+                    lo = 0
+                elif last == 116:  # t: float
+                    lo = 2
+                elif last == 110:  # n: position
+                    lo = 3
+                if lo >= 0:
+                    for w in range(lo, 2 if lo == 0 else lo + 1):
+                        s = e - <Py_ssize_t>strlen(_CUE_WORDS[w])
+                        if s >= start and _at(kind, data, s, n, _CUE_WORDS[w], True):
+                            colon[0] = c
+                            end[0] = j + m
+                            return s
+        c += 1
+    return -1
+
+
 def sheet_rules(str sheet, Py_ssize_t limit):
     """``css.cue_rules_python(sheet, limit)`` compiled: ``([(selectors, hides)], whole)``; None
     when the sheet, its comments and at-rules removed, holds U+0130 (the Python reading then
@@ -1497,44 +1822,28 @@ def sheet_rules(str sheet, Py_ssize_t limit):
     cdef Py_ssize_t n = len(text), i = 0, pos, end, k, a, b, count = 0
     cdef Py_ssize_t scanned = 0, last_brace_open = -1, last_brace_close = -1
     cdef Py_ssize_t next_open = -2, next_close = -2, last_open = -1, open_at, last_close, outer
-    cdef Py_ssize_t stop
+    cdef Py_ssize_t stop, colon = -1
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef int w, v, cues
-    cdef Py_UCS4 ch
+    cdef int cues
     cdef list out = []
     cdef str selectors
-    if kind != 1:  # (a UCS1 string cannot hold U+0130)
-        for i in range(n):
-            if PyUnicode_READ(kind, data, i) == 0x130:
-                return None
-        i = 0
+    if kind != 1 and PyUnicode_FindChar(text, 0x130, 0, n, 1) >= 0:
+        return None  # (a UCS1 string cannot hold U+0130)
     while True:
-        i = _cue_candidate(kind, data, i, n, _CUE_FIRST_FOLDED)
-        if i >= n:
+        pos = _next_cue(text, kind, data, colon + 1, n, i, &colon, &end)
+        if pos < 0:
             return out, True
-        end = _cue_match(kind, data, i, n, True, &w, &v)
-        if end == 0:
-            i += 1
-            continue
-        pos = i
         i = end  # the next cue after this one, as finditer goes
-        # the last "{" and "}" before pos, read forward once over the whole text
-        if kind == 1:
-            while scanned < pos:
-                ch = (<const unsigned char*>data)[scanned]
-                if ch == 123:
-                    last_brace_open = scanned
-                elif ch == 125:
-                    last_brace_close = scanned
-                scanned += 1
-        while scanned < pos:
-            ch = PyUnicode_READ(kind, data, scanned)
-            if ch == 123:
-                last_brace_open = scanned
-            elif ch == 125:
-                last_brace_close = scanned
-            scanned += 1
+        # the last "{" and "}" before pos: searched back to where the last search began
+        if scanned < pos:
+            k = PyUnicode_FindChar(text, 123, scanned, pos, -1)
+            if k >= 0:
+                last_brace_open = k
+            k = PyUnicode_FindChar(text, 125, scanned, pos, -1)
+            if k >= 0:
+                last_brace_close = k
+            scanned = pos
         open_at = last_brace_open
         last_close = last_brace_close
         if open_at <= last_open or open_at < last_close:
@@ -1957,10 +2266,12 @@ def release(walk):
     reference counting frees it at once (``partition._fill`` does this after assembly)."""
     cdef Frame f
     cdef Segment seg
-    for f in walk.frames:
-        f.children = []
+    for f in walk.frames:  # emptied in place (as the Python walk's are): no new list each
+        if f.children:
+            PyList_Clear(f.children)
     for seg in walk.segments:
-        seg.links = []
+        if seg.links:
+            PyList_Clear(seg.links)
 
 
 # ---- markup.py's scan, compiled: the same tokens, over the string's own code units ----------
