@@ -131,6 +131,11 @@ def test_a_request_makes_its_slot_wait_its_own_draw() -> None:
         Request("http://slow.test/", meta={"download_slot": "slow.test"})
     )
     assert (slow.delay, slow.jitter) == (900.0, 0.0)  # DOWNLOAD_SLOTS' own delay
+    # a delay outside the slot's own draw (0.5 to 1.5 x 600 s) is not taken: its own again
+    for bad in (0.0, 100.0, 10_000.0, "350", float("nan")):
+        hostile = Request("http://a.test/4", meta={DELAY_META: bad, "download_slot": "a.test"})
+        scheduler._on_reached_downloader(hostile)
+        assert (slot.delay, slot.jitter) == (600.0, 0.5)
     # handed out before its draw had passed (it will wait): counted
     slot.lastseen = time.monotonic() - 10.0
     early = Request("http://a.test/3", meta={DELAY_META: 350.0, "download_slot": "a.test"})

@@ -536,7 +536,9 @@ class FocusScheduler(BaseScheduler):
         if slot is None:
             return
         wait = request.meta.pop(DELAY_META, None)
-        if isinstance(wait, int | float) and wait >= 0:
+        delay, jitter = self._slot_delay(key)
+        # only a draw of the slot's own distribution: never shorter nor longer than it allows
+        if isinstance(wait, int | float) and delay * (1 - jitter) <= wait <= delay * (1 + jitter):
             slot.delay, slot.jitter = float(wait), 0.0
             if slot.latercall is not None:
                 # armed when the host's last request went, for that request's own draw: the
@@ -549,7 +551,7 @@ class FocusScheduler(BaseScheduler):
                 # readiness was wrong, or another request went to the host meanwhile
                 self.stats.inc_value("focuscrawl/frontier/slot_waits")
         else:
-            slot.delay, slot.jitter = self._slot_delay(key)
+            slot.delay, slot.jitter = delay, jitter
             self.stats.inc_value("focuscrawl/frontier/slot_undrawn")
 
     def _busy(self, host: str) -> bool:
