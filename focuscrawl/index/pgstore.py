@@ -230,12 +230,9 @@ class PostgresIndex:
             conn.rollback()
             self._lost = True
             return deadline if deadline is not None else now + self.retry_timeout
-        if conn is not None and not conn.broken and not conn.closed and exc.sqlstate:
+        if conn is not None and not conn.broken and not conn.closed:
             # the server refused this statement for another reason (out of memory, canceled)
             raise IndexUnavailable(f"index {self.path}: {self._text(exc)}") from None
-        # no SQLSTATE: the client library's own error, not the server's answer — the
-        # connection went while a pipeline was busy ("cannot exit pipeline mode while busy",
-        # before psycopg marks it broken): a lost connection, replayed on a new one
         if deadline is None:
             deadline = now + self.retry_timeout
             logger.warning(
